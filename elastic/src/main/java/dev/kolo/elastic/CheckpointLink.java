@@ -1,0 +1,153 @@
+package dev.kolo.elastic;
+
+import dev.kolo.checkpoint.CheckpointState;
+import dev.kolo.checkpoint.Checkpointer;
+import dev.kolo.checkpoint.RestoredCheckpoint;
+import dev.kolo.runtime.Tensor;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Connects an {@link ElasticState} to the checkpoint module: hands a commit to the store (only on the
+ * current rank 0, stamped with the current generation, so a fenced writer's checkpoints are told apart)
+ * and reads the newest valid checkpoint back into the snapshot.
+ *
+ * <p>Two checkpointers: a reader, built at once, that never touches the directory, and a writer built
+ * the first time this worker writes (a writer removes leftovers of interrupted writes when built, which
+ * must not race with another worker that is writing right now).
+ */
+final class CheckpointLink implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CheckpointLink.class);
+
+    private final Checkpointer reader;
+    private final Supplier<Checkpointer> writerFactory;
+    private Checkpointer writer;
+    private final boolean ownsCheckpointers;
+    private boolean closed;
+    final AtomicLong saved = new AtomicLong();
+    final AtomicLong failed = new AtomicLong();
+
+    CheckpointLink(Checkpointer reader, Supplier<Checkpointer> writerFactory, boolean ownsCheckpointers) {
+        this.reader = reader;
+        this.writerFactory = writerFactory;
+        this.ownsCheckpointers = ownsCheckpointers;
+    }
+
+    /** Saves the snapshot asynchronously; returns once it is copied into the staging buffer. */
+    void save(Snapshot snap, List<StateEntry> entries, long generation, int worldSize) {
+        CheckpointState.Builder b = CheckpointState.builder(snap.commits()).generation(generation)
+                .worldSize(worldSize).metadataJson("{\"writer\":\"kolo-elastic\"}");
+        Object epoch = snap.values().get("epoch");
+        if (epoch instanceof Long l && l >= 0) {
+            b.epoch(l);
+        }
+        for (StateEntry e : entries) {
+            b.tensor(e.name, Tensor.wrap(e.dtype, snap.buffer(e), e.shape));
+        }
+        snap.values().forEach((name, v) -> {
+            if (v instanceof Long l) {
+                b.scalar(name, l.longValue());
+            } else if (v instanceof Double d) {
+                b.scalar(name, d.doubleValue());
+            } else {
+                b.scalar(name, (String) v);
+            }
+        });
+        if (writer == null) {
+            writer = writerFactory.get();
+        }
+        writer.save(b.build()).whenComplete((r, e) -> {
+            if (e != null) {
+                failed.incrementAndGet();
+                LOG.warn("checkpoint of commit {} failed (training goes on): {}", snap.commits(), e.getMessage());
+            } else {
+                saved.incrementAndGet();
+            }
+        });
+    }
+
+    /**
+     * Reads the newest checkpoint that verifies into the snapshot buffers.
+     *
+     * @return the restored checkpoint's values and commit, or empty if there is none
+     * @throws IllegalStateException if it does not hold what the state registered
+     */
+    Optional<RestoredCheckpoint> restoreInto(Snapshot snap, List<StateEntry> entries, Map<String, Object> registered) {
+        if (writer != null) {
+            writer.awaitSaves();
+        }
+        Optional<RestoredCheckpoint> found = reader.restoreLatest();
+        if (found.isEmpty()) {
+            return found;
+        }
+        RestoredCheckpoint r = found.get();
+        CheckpointState s = r.state();
+        for (StateEntry e : entries) {
+            Tensor t = s.tensors().get(e.name);
+            if (t == null) {
+                throw new IllegalStateException("checkpoint " + r.id() + " (" + r.location() + ") has no tensor '"
+                        + e.name + "'; it has " + s.tensors().keySet());
+            }
+            if (t.dtype() != e.dtype || !Arrays.equals(t.shape(), e.shape)) {
+                throw new IllegalStateException("checkpoint " + r.id() + ": tensor '" + e.name + "' is " + t.dtype()
+                        + Arrays.toString(t.shape()) + " but the state registered " + e.dtype
+                        + Arrays.toString(e.shape));
+            }
+            ByteBuffer src = t.buffer();
+            snap.buffer(e).put(src);
+        }
+        Map<String, Object> values = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, Object> v : registered.entrySet()) {
+            Object stored = s.scalars().get(v.getKey());
+            if (stored == null || stored.getClass() != v.getValue().getClass()) {
+                throw new IllegalStateException("checkpoint " + r.id() + ": value '" + v.getKey() + "' is "
+                        + (stored == null ? "missing" : "a " + stored.getClass().getSimpleName())
+                        + " but the state registered a " + v.getValue().getClass().getSimpleName());
+            }
+            values.put(v.getKey(), stored);
+        }
+        snap.setValues(values, s.step());
+        return found;
+    }
+
+    /** @return the newest checkpoint id any store holds, for messages */
+    String newest() {
+        try {
+            var ids = reader.list();
+            return ids.isEmpty() ? "none yet" : ids.get(0).name();
+        } catch (RuntimeException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    /** Waits for a save in flight (bounded by the checkpointer's save timeout). */
+    void awaitSaves() {
+        if (writer != null) {
+            writer.awaitSaves();
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (writer != null) {
+            writer.awaitSaves();
+        }
+        if (ownsCheckpointers) {
+            if (writer != null) {
+                writer.close();
+            }
+            reader.close();
+        }
+    }
+}

@@ -1,0 +1,157 @@
+package dev.kolo.elastic;
+
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.WorkerLostException;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One {@link Elastic#run}: sync, train, and on a failure or a change restore, regroup, sync, retry. */
+final class ElasticRun<R> {
+    private static final Logger LOG = LoggerFactory.getLogger(ElasticRun.class);
+
+    private final Kolo kolo;
+    private final ElasticState state;
+    private final Function<ElasticState, R> trainFn;
+    private final boolean elastic;
+    private long rejoinedAt;
+
+    ElasticRun(Kolo kolo, ElasticState state, Function<ElasticState, R> trainFn) {
+        this.kolo = kolo;
+        this.state = state;
+        this.trainFn = trainFn;
+        this.elastic = kolo.config().elastic();
+    }
+
+    R run() {
+        Blacklist blacklist = elastic ? new Blacklist(kolo.hazelcast(), kolo.config().jobName(), state.blacklistPolicy)
+                : null;
+        if (blacklist != null) {
+            Optional<String> refused = blacklist.refusal(state.workerId(), System.currentTimeMillis());
+            if (refused.isPresent()) {
+                throw new ElasticJobFailedException(refused.get(), null);
+            }
+        }
+        SigtermLeave hook = elastic && state.leaveOnSigterm ? new SigtermLeave(state, state.leaveTimeout) : null;
+        try {
+            return loop(blacklist);
+        } finally {
+            if (hook != null) {
+                hook.close();
+            }
+        }
+    }
+
+    private R loop(Blacklist blacklist) {
+        int resets = 0;
+        ResetEvent.Reason reason = null;
+        boolean rolledBack = false;
+        long failedAt = 0;
+        int previousSize = kolo.size();
+        List<String> previousIds = List.of();
+        while (true) {
+            try {
+                state.sync();
+                if (reason != null) {
+                    afterReset(blacklist, reason, rolledBack, failedAt, previousSize, previousIds);
+                }
+                previousSize = kolo.size();
+                previousIds = state.workerIds();
+                return trainFn.apply(state);
+            } catch (RuntimeException thrown) {
+                RuntimeException e = Waits.unwrap(thrown);
+                failedAt = System.nanoTime();
+                if (e instanceof MembershipChangedException mc) {
+                    if (mc.selfLeaving()) {
+                        throw leave();
+                    }
+                    reason = ResetEvent.Reason.MEMBERSHIP_CHANGED;
+                    rolledBack = false;
+                    LOG.info("rank {}: {}; regrouping", kolo.rank(), mc.getMessage());
+                } else if (e instanceof WorkerLostException lost) {
+                    if (!elastic) {
+                        throw fixedJobStops(lost);
+                    }
+                    if (state.leaveRequested()) {
+                        throw leave(); // leaving anyway: no need to regroup first
+                    }
+                    state.restore();
+                    state.metrics.rolledBack();
+                    reason = ResetEvent.Reason.WORKER_LOST;
+                    rolledBack = true;
+                    LOG.warn("rank {}: {}; rolled back to commit {}, regrouping", kolo.rank(), lost.getMessage(),
+                            state.commits());
+                } else {
+                    throw e;
+                }
+                resets++;
+                if (resets > state.resetLimit) {
+                    throw new ElasticJobFailedException("reset limit reached: " + state.resetLimit + " resets (the last "
+                            + "after: " + e.getMessage() + "); raise ElasticState.Builder.resetLimit", e);
+                }
+                rejoin(e);
+            }
+        }
+    }
+
+    private void rejoin(RuntimeException why) {
+        try {
+            kolo.rejoin();
+            rejoinedAt = System.nanoTime();
+        } catch (KoloException e) {
+            throw new ElasticJobFailedException("the elastic job cannot go on after '" + why.getMessage() + "': "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private void afterReset(Blacklist blacklist, ResetEvent.Reason reason, boolean rolledBack, long failedAt,
+            int previousSize, List<String> previousIds) {
+        long nanos = System.nanoTime() - failedAt;
+        state.metrics.recovered(reason, nanos);
+        if (reason == ResetEvent.Reason.WORKER_LOST && blacklist != null && kolo.rank() == 0) {
+            List<String> departed = new java.util.ArrayList<>(previousIds);
+            departed.removeAll(state.workerIds());
+            if (!departed.isEmpty()) {
+                long now = System.currentTimeMillis();
+                // Off the training thread: a map write right after a member loss may wait for partition migration.
+                Thread t = new Thread(() -> departed.forEach(id -> {
+                    try {
+                        blacklist.recordFailure(id, now);
+                    } catch (RuntimeException e) {
+                        LOG.warn("cannot record the failure of worker '{}': {}", id, e.toString());
+                    }
+                }), "kolo-elastic-blacklist");
+                t.setDaemon(true);
+                t.start();
+            }
+        }
+        ResetEvent event = new ResetEvent(reason, previousSize, kolo.size(), kolo.rank(), kolo.generation(),
+                state.commits(), rolledBack);
+        LOG.info("rank {} of {} in generation {}: continuing from commit {} after {} ({} ms: regrouped in {} ms, "
+                + "synchronized in {} ms)", kolo.rank(), kolo.size(), kolo.generation(), state.commits(), reason,
+                nanos / 1_000_000, (rejoinedAt - failedAt) / 1_000_000, (System.nanoTime() - rejoinedAt) / 1_000_000);
+        for (ResetCallback c : state.callbacks()) {
+            c.onReset(event);
+        }
+    }
+
+    private WorkerLeftException leave() {
+        long commit = state.commits();
+        state.closeCheckpoints();
+        kolo.close();
+        LOG.info("left the job at commit {}", commit);
+        return new WorkerLeftException("left the job at commit " + commit + " as asked; the others go on");
+    }
+
+    private ElasticJobFailedException fixedJobStops(WorkerLostException lost) {
+        String who = lost.lostRank() >= 0
+                ? "rank " + lost.lostRank() + (lost.lostHost() != null ? " (" + lost.lostHost() + ")" : "")
+                : "a worker";
+        return new ElasticJobFailedException(who + " was lost (" + lost.getMessage() + "); this job is not elastic "
+                + "(KOLO_MIN_NP unset), so every worker stops. Start all " + kolo.config().np() + " workers again: they "
+                + "resume from the newest valid checkpoint (" + state.newestCheckpoint() + ")", lost);
+    }
+}

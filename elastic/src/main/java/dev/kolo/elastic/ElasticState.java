@@ -1,0 +1,604 @@
+package dev.kolo.elastic;
+
+import dev.kolo.checkpoint.CheckpointId;
+import dev.kolo.checkpoint.Checkpointer;
+import dev.kolo.checkpoint.InFlightPolicy;
+import dev.kolo.checkpoint.RestoredCheckpoint;
+import dev.kolo.runtime.DType;
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Tensor;
+import dev.kolo.runtime.train.Parameter;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The training state an elastic job keeps consistent across failures and membership changes: named
+ * tensors (parameters, optimizer state), registered as the live arrays or buffers the model updates, and
+ * named values (epoch, batch, sampler position, RNG seed).
+ *
+ * <pre>{@code
+ * try (Kolo kolo = Kolo.init();
+ *      ElasticState state = ElasticState.builder(kolo).checkpointEvery(10).build()) {
+ *     for (Parameter p : model.parameters()) state.floats(p.name(), p.values(), p.shape());
+ *     state.value("epoch", 0L).value("batch", 0L);
+ *     state.onReset(e -> lr = baseLr * e.size());
+ *     Elastic.run(kolo, state, s -> {
+ *         for (long b = s.longValue("batch"); b < batches(kolo.size()); b++) {
+ *             trainStep(b);
+ *             s.set("batch", b + 1);
+ *             if (b % 5 == 0) s.commit();
+ *         }
+ *         return model.checksum();
+ *     });
+ * }
+ * }</pre>
+ *
+ * <p>{@link #commit()} copies the state off-heap (cheap: one memory copy; do it every few steps) and
+ * every {@code checkpointEvery} commits hands it to the checkpoint store; {@link #restore()} returns the
+ * live state to the last commit; {@link #sync()} makes every rank hold the same bytes. Used by one
+ * training thread; {@link #requestLeave()} may be called from any thread.
+ */
+public final class ElasticState implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ElasticState.class);
+    static final String AGREE = "kolo.elastic.commit";
+
+    private final Kolo kolo;
+    private final List<StateEntry> entries = new ArrayList<>();
+    private final Map<String, StateEntry> byName = new LinkedHashMap<>();
+    private final Map<String, Object> values = new LinkedHashMap<>();
+    private final List<ResetCallback> callbacks = new ArrayList<>();
+    private final Snapshot snapshot = new Snapshot();
+    private final CheckpointLink checkpoints;
+    private final int checkpointEvery;
+    final int resetLimit;
+    final boolean leaveOnSigterm;
+    final Duration leaveTimeout;
+    private final String workerId;
+    final Blacklist.Policy blacklistPolicy;
+    final ElasticMetrics metrics;
+    private final AtomicBoolean leaveRequested = new AtomicBoolean();
+    private long commits;
+    /** The generation in which the snapshot was agreed (by a commit or a sync); 0 for none or a fresh one. */
+    private long snapshotGeneration;
+    private boolean synced;
+    private boolean frozen;
+    private List<String> workerIds = List.of();
+
+    private ElasticState(Builder b, CheckpointLink checkpoints) {
+        this.kolo = b.kolo;
+        this.checkpoints = checkpoints;
+        this.checkpointEvery = checkpoints == null ? 0 : b.checkpointEvery;
+        this.resetLimit = b.resetLimit;
+        this.leaveOnSigterm = b.leaveOnSigterm;
+        this.leaveTimeout = b.leaveTimeout;
+        this.workerId = b.workerId != null ? b.workerId : defaultWorkerId(kolo);
+        this.blacklistPolicy = b.policy;
+        this.metrics = new ElasticMetrics(kolo.meterRegistry());
+    }
+
+    /** @return a builder for the state of the job {@code kolo} belongs to */
+    public static Builder builder(Kolo kolo) {
+        return new Builder(Objects.requireNonNull(kolo, "kolo"));
+    }
+
+    // ------------------------------------------------------------------ registration
+
+    /** Registers a FLOAT32 tensor held in {@code values} (e.g. a {@link Parameter}'s values or an optimizer's moments). */
+    public ElasticState floats(String name, float[] values, long... shape) {
+        return add(new StateEntry.Floats(checkName(name), values, shape));
+    }
+
+    /** Registers a FLOAT64 tensor held in {@code values}. */
+    public ElasticState doubles(String name, double[] values, long... shape) {
+        return add(new StateEntry.Doubles(checkName(name), values, shape));
+    }
+
+    /** Registers an INT32 tensor held in {@code values}. */
+    public ElasticState ints(String name, int[] values, long... shape) {
+        return add(new StateEntry.Ints(checkName(name), values, shape));
+    }
+
+    /** Registers an INT64 tensor held in {@code values}. */
+    public ElasticState longs(String name, long[] values, long... shape) {
+        return add(new StateEntry.Longs(checkName(name), values, shape));
+    }
+
+    /**
+     * Registers a tensor held in a writable buffer (little-endian bytes from index 0), e.g. the direct
+     * buffer a {@code Tensor.wrap(dtype, buffer, shape)} tensor reads; {@link #restore()} writes it.
+     *
+     * @param shape the tensor's shape; none means a vector filling the buffer
+     */
+    public ElasticState buffer(String name, DType dtype, ByteBuffer buffer, long... shape) {
+        return add(new StateEntry.Buffer(checkName(name), Objects.requireNonNull(dtype, "dtype"), buffer, shape));
+    }
+
+    /** Registers each parameter's values under its name. */
+    public ElasticState parameters(List<Parameter> parameters) {
+        for (Parameter p : parameters) {
+            floats(p.name(), p.values(), p.shape());
+        }
+        return this;
+    }
+
+    /** Registers a {@code long} value (epoch, batch, sampler position, seed) with its initial value. */
+    public ElasticState value(String name, long initial) {
+        return addValue(name, initial);
+    }
+
+    /** Registers a {@code double} value with its initial value. */
+    public ElasticState value(String name, double initial) {
+        return addValue(name, initial);
+    }
+
+    /** Registers a string value with its initial value. */
+    public ElasticState value(String name, String initial) {
+        return addValue(name, Objects.requireNonNull(initial, "initial"));
+    }
+
+    /** Adds a callback run on every rank after each reset (new size, rank, generation), in order of adding. */
+    public ElasticState onReset(ResetCallback callback) {
+        callbacks.add(Objects.requireNonNull(callback, "callback"));
+        return this;
+    }
+
+    // ------------------------------------------------------------------ values
+
+    /** @return the live {@code long} value {@code name} */
+    public long longValue(String name) {
+        return value(name, Long.class);
+    }
+
+    /** @return the live {@code double} value {@code name} */
+    public double doubleValue(String name) {
+        return value(name, Double.class);
+    }
+
+    /** @return the live string value {@code name} */
+    public String stringValue(String name) {
+        return value(name, String.class);
+    }
+
+    /** Sets the registered {@code long} value {@code name}; committed by the next {@link #commit()}. */
+    public void set(String name, long v) {
+        setValue(name, v);
+    }
+
+    /** Sets the registered {@code double} value {@code name}. */
+    public void set(String name, double v) {
+        setValue(name, v);
+    }
+
+    /** Sets the registered string value {@code name}. */
+    public void set(String name, String v) {
+        setValue(name, Objects.requireNonNull(v, "value"));
+    }
+
+    // ------------------------------------------------------------------ commit, restore, sync
+
+    /**
+     * Commits the live state: in an elastic job the ranks first agree (a tiny allreduce) whether the
+     * membership changes here; then the tensors and values are copied off-heap, and every
+     * {@code checkpointEvery}-th commit the current rank 0 hands them to the checkpoint store (which
+     * copies them and writes in the background, stamped with the generation). Call it on every rank at
+     * the same point of training.
+     *
+     * @throws MembershipChangedException on every rank at once when workers join or one leaves here
+     *     (after the state is committed: nothing rolls back); {@link Elastic#run} handles it
+     * @throws dev.kolo.runtime.WorkerLostException if a worker is lost during the agreement (nothing is
+     *     committed); {@link Elastic#run} handles it
+     */
+    public void commit() {
+        frozen = true;
+        int[] flags = {0, 0};
+        boolean elastic = kolo.config().elastic();
+        if (elastic) {
+            boolean leaving = leaveRequested.get();
+            Tensor mine = Tensor.of(new int[] {kolo.membershipChangePending() || leaving ? 1 : 0, leaving ? 1 : 0}, 2);
+            flags = kolo.allreduce(AGREE, mine, ReduceOp.MAX).toIntArray();
+        }
+        long start = System.nanoTime();
+        commits++;
+        snapshot.capture(entries, values, commits);
+        snapshotGeneration = kolo.generation();
+        synced = true;
+        if (checkpointEvery > 0 && commits % checkpointEvery == 0 && kolo.rank() == 0) {
+            checkpoints.save(snapshot, entries, kolo.generation(), kolo.size());
+        }
+        metrics.committed(System.nanoTime() - start);
+        if (flags[0] != 0) {
+            boolean self = leaveRequested.get();
+            throw new MembershipChangedException("membership changes at commit " + commits + " of generation "
+                    + kolo.generation() + (flags[1] != 0 ? " (a worker leaves" + (self ? ": this one)" : ")")
+                    : " (workers join)"), self);
+        }
+    }
+
+    /** Returns the live tensors and values to the last commit (or the last sync, if that came later). */
+    public void restore() {
+        if (!snapshot.taken()) {
+            throw new IllegalStateException("nothing to restore: no commit or sync yet");
+        }
+        snapshot.restoreInto(entries, values);
+        commits = snapshot.commits();
+    }
+
+    /**
+     * Makes every rank hold the same state: the ranks exchange what they hold and the rank with the
+     * newest commit (the new rank 0 after a recovery) broadcasts its committed tensors and values. If no
+     * rank holds any state yet (a fresh start, or every worker restarted), each first reads the newest
+     * valid checkpoint, if a store is configured, and the newest found wins. Afterwards the state counts
+     * as committed (a {@link #restore()} returns here). Collective: every rank calls it.
+     *
+     * @throws IllegalStateException if ranks registered different tensors or values
+     */
+    public void sync() {
+        frozen = true;
+        StateSync.Outcome o = StateSync.run(kolo, this);
+        workerIds = o.workerIds();
+        if (o.fromCheckpoint()) {
+            LOG.info("rank {}: read commit {} from the newest checkpoint", kolo.rank(), o.commit());
+        }
+        LOG.debug("rank {}: synchronized at commit {} from rank {}", kolo.rank(), o.commit(), o.root());
+    }
+
+    /**
+     * Reads the newest valid checkpoint (from the in-memory replica or the directory) into the live state,
+     * on this rank only; {@link Elastic#run} does this by itself when no rank holds state at its start.
+     *
+     * @return the checkpoint restored, or empty if there is none (or no store is configured)
+     * @throws IllegalStateException if the checkpoint does not hold what this state registered
+     */
+    public Optional<CheckpointId> restoreLatest() {
+        frozen = true;
+        if (checkpoints == null) {
+            return Optional.empty();
+        }
+        Optional<RestoredCheckpoint> r = checkpoints.restoreInto(snapshot, entries, values);
+        r.ifPresent(c -> {
+            snapshotGeneration = c.id().generation();
+            snapshot.restoreInto(entries, values);
+            commits = snapshot.commits();
+            synced = true;
+        });
+        return r.map(RestoredCheckpoint::id);
+    }
+
+    /**
+     * Asks to leave the job at the next commit, without rollback for anyone (e.g. from a SIGTERM hook; a
+     * hook doing this is installed by {@link Elastic#run} unless disabled). Thread-safe.
+     */
+    public void requestLeave() {
+        leaveRequested.set(true);
+        kolo.requestLeave();
+    }
+
+    /** @return the number of commits so far (restored with the state; the step number of its checkpoints) */
+    public long commits() {
+        return commits;
+    }
+
+    /** @return the worker this state belongs to */
+    public Kolo kolo() {
+        return kolo;
+    }
+
+    /** @return this worker's stable id for the blacklist (a pod name, a host) */
+    public String workerId() {
+        return workerId;
+    }
+
+    /** @return the number of checkpoints this worker handed to the store that were written */
+    public long checkpointsSaved() {
+        return checkpoints == null ? 0 : checkpoints.saved.get();
+    }
+
+    /** Waits for a checkpoint being written, if any (bounded by the save timeout). */
+    public void awaitCheckpoints() {
+        if (checkpoints != null) {
+            checkpoints.awaitSaves();
+        }
+    }
+
+    /** Waits for a checkpoint being written, then closes the checkpoint stores this state opened. */
+    @Override
+    public void close() {
+        if (checkpoints != null) {
+            checkpoints.close();
+        }
+    }
+
+    // ------------------------------------------------------------------ package-private, for Elastic and sync
+
+    List<StateEntry> entries() {
+        return entries;
+    }
+
+    Snapshot snapshot() {
+        return snapshot;
+    }
+
+    boolean synced() {
+        return synced;
+    }
+
+    long snapshotCommits() {
+        return snapshot.commits();
+    }
+
+    List<String> workerIds() {
+        return workerIds;
+    }
+
+    List<ResetCallback> callbacks() {
+        return callbacks;
+    }
+
+    /** A worker with no state yet: its live (initial) state becomes its snapshot, at commit 0. */
+    void captureLocal() {
+        snapshot.capture(entries, values, commits);
+    }
+
+    /** @return CRC32C over the snapshot's tensors and the encoded values {@code blob} */
+    long snapshotCrc(byte[] blob) {
+        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
+        for (StateEntry e : entries) {
+            c.update(snapshot.buffer(e));
+        }
+        c.update(blob);
+        return c.getValue();
+    }
+
+    byte[] encodeValues() {
+        return ValueCodec.encode(snapshot.commits(), snapshot.values());
+    }
+
+    /** @return true if a checkpoint was read into the snapshot */
+    boolean restoreFromCheckpoint() {
+        if (checkpoints == null) {
+            return false;
+        }
+        Optional<RestoredCheckpoint> r = checkpoints.restoreInto(snapshot, entries, values);
+        if (r.isPresent()) {
+            synced = true;
+            snapshotGeneration = r.get().id().generation();
+            LOG.info("rank {}: found checkpoint {} in {}", kolo.rank(), r.get().id(), r.get().location());
+        }
+        return r.isPresent();
+    }
+
+    long snapshotGeneration() {
+        return snapshotGeneration;
+    }
+
+    /** After a sync filled the snapshot: the live state becomes it. */
+    void finishSync() {
+        snapshotGeneration = kolo.generation();
+        snapshot.restoreInto(entries, values);
+        commits = snapshot.commits();
+        synced = true;
+    }
+
+    boolean leaveRequested() {
+        return leaveRequested.get();
+    }
+
+    String newestCheckpoint() {
+        return checkpoints == null ? "no checkpoint store configured (KOLO_CHECKPOINT_DIR)" : checkpoints.newest();
+    }
+
+    void closeCheckpoints() {
+        close();
+    }
+
+    long layoutHash() {
+        long h = 0xcbf29ce484222325L;
+        StringBuilder sb = new StringBuilder();
+        entries.forEach(e -> sb.append(e.layout()).append(';'));
+        values.forEach((k, v) -> sb.append(k).append('=').append(v.getClass().getSimpleName()).append(';'));
+        for (byte b : sb.toString().getBytes(StandardCharsets.UTF_8)) {
+            h = (h ^ (b & 0xff)) * 0x100000001b3L;
+        }
+        return h;
+    }
+
+    private static String defaultWorkerId(Kolo kolo) {
+        String id = System.getenv("KOLO_WORKER_ID");
+        if (id != null && !id.isBlank()) {
+            return id.trim();
+        }
+        String host = System.getenv("HOSTNAME");
+        if (kolo.config().discovery() == dev.kolo.runtime.Discovery.KUBERNETES && host != null && !host.isBlank()) {
+            return host.trim(); // a StatefulSet pod keeps its name across restarts
+        }
+        return kolo.config().host() + ":" + ProcessHandle.current().pid();
+    }
+
+    private ElasticState add(StateEntry e) {
+        checkOpenForRegistration(e.name);
+        if (byName.containsKey(e.name)) {
+            throw new IllegalArgumentException("tensor '" + e.name + "' is already registered");
+        }
+        entries.add(e);
+        byName.put(e.name, e);
+        return this;
+    }
+
+    private ElasticState addValue(String name, Object v) {
+        checkOpenForRegistration(checkName(name));
+        if (values.containsKey(name)) {
+            throw new IllegalArgumentException("value '" + name + "' is already registered");
+        }
+        values.put(name, v);
+        return this;
+    }
+
+    private void checkOpenForRegistration(String name) {
+        if (frozen) {
+            throw new IllegalStateException("cannot register '" + name + "' after the first commit, sync or "
+                    + "restore: register all state before Elastic.run");
+        }
+    }
+
+    private static String checkName(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("registered tensors and values need a non-empty name");
+        }
+        return name;
+    }
+
+    private <T> T value(String name, Class<T> type) {
+        Object v = values.get(name);
+        if (v == null) {
+            throw new IllegalArgumentException("no value named '" + name + "'; registered: " + values.keySet());
+        }
+        if (!type.isInstance(v)) {
+            throw new IllegalArgumentException("value '" + name + "' is a " + v.getClass().getSimpleName() + ", not a "
+                    + type.getSimpleName());
+        }
+        return type.cast(v);
+    }
+
+    private void setValue(String name, Object v) {
+        Object old = values.get(name);
+        if (old == null) {
+            throw new IllegalArgumentException("no value named '" + name + "'; register it first with value(name, "
+                    + "initial); registered: " + values.keySet());
+        }
+        if (old.getClass() != v.getClass()) {
+            throw new IllegalArgumentException("value '" + name + "' is a " + old.getClass().getSimpleName()
+                    + ", not a " + v.getClass().getSimpleName());
+        }
+        values.put(name, v);
+    }
+
+    /** Builds an {@link ElasticState}. */
+    public static final class Builder {
+        private final Kolo kolo;
+        private int checkpointEvery = 10;
+        private Checkpointer checkpointer;
+        private Path directory;
+        private Boolean replica;
+        private int resetLimit = Integer.MAX_VALUE;
+        private boolean leaveOnSigterm = true;
+        private Duration leaveTimeout = Duration.ofSeconds(25);
+        private String workerId;
+        private Blacklist.Policy policy = Blacklist.Policy.DEFAULT;
+
+        private Builder(Kolo kolo) {
+            this.kolo = kolo;
+        }
+
+        /** @param m hand every m-th commit to the checkpoint store ({@code >= 1}; default 10) */
+        public Builder checkpointEvery(int m) {
+            if (m < 1) {
+                throw new IllegalArgumentException("checkpointEvery must be >= 1, got " + m);
+            }
+            this.checkpointEvery = m;
+            return this;
+        }
+
+        /** Uses this checkpointer for saves and restores (the state does not close it). */
+        public Builder checkpointer(Checkpointer c) {
+            this.checkpointer = Objects.requireNonNull(c, "checkpointer");
+            return this;
+        }
+
+        /**
+         * @param dir the checkpoint directory; default {@code KOLO_CHECKPOINT_DIR} (or
+         *     {@code -Dkolo.checkpoint.dir}); with neither, no durable checkpoints are written
+         */
+        public Builder checkpointDirectory(Path dir) {
+            this.directory = Objects.requireNonNull(dir, "dir");
+            return this;
+        }
+
+        /**
+         * @param on keep the newest checkpoints in memory in the cluster too, so a restarted or new worker
+         *     reads them from its peers (default: on in an elastic job with a checkpoint directory)
+         */
+        public Builder replica(boolean on) {
+            this.replica = on;
+            return this;
+        }
+
+        /** @param limit the most resets (recoveries and membership changes) a run survives; default unlimited */
+        public Builder resetLimit(int limit) {
+            if (limit < 0) {
+                throw new IllegalArgumentException("resetLimit must be >= 0, got " + limit);
+            }
+            this.resetLimit = limit;
+            return this;
+        }
+
+        /**
+         * @param on on SIGTERM, leave at the next commit (others go on without rollback) before the JVM
+         *     exits, waiting at most {@code timeout} (default on, 25 s: within Kubernetes' default grace)
+         */
+        public Builder leaveOnSigterm(boolean on, Duration timeout) {
+            this.leaveOnSigterm = on;
+            this.leaveTimeout = Objects.requireNonNull(timeout, "timeout");
+            return this;
+        }
+
+        /** @param id this worker's stable id for the blacklist; default {@code KOLO_WORKER_ID}, the pod name, or host:pid */
+        public Builder workerId(String id) {
+            this.workerId = checkName(id);
+            return this;
+        }
+
+        /**
+         * The blacklist: a lost worker's first failure costs nothing; each further one within {@code window}
+         * makes it wait {@code baseCooldown}, doubling, at most {@code maxCooldown}, before it is admitted
+         * again; after {@code maxFailures} it is refused. Defaults 10, 5 s, 5 min, 30 min.
+         */
+        public Builder blacklist(int maxFailures, Duration baseCooldown, Duration maxCooldown, Duration window) {
+            if (maxFailures < 1) {
+                throw new IllegalArgumentException("maxFailures must be >= 1, got " + maxFailures);
+            }
+            this.policy = new Blacklist.Policy(maxFailures, baseCooldown, maxCooldown, window);
+            return this;
+        }
+
+        /** @return the state; register tensors and values on it before {@link Elastic#run} */
+        public ElasticState build() {
+            CheckpointLink link = null;
+            if (checkpointer != null) {
+                link = new CheckpointLink(checkpointer, () -> checkpointer, false);
+            } else {
+                Path dir = directory != null ? directory : Checkpointer.Builder.defaultDirectory().orElse(null);
+                boolean useReplica = replica != null ? replica : kolo.config().elastic() && dir != null;
+                if (dir != null || useReplica) {
+                    String job = kolo.config().jobName();
+                    link = new CheckpointLink(checkpointers(job, dir, useReplica, false).build(),
+                            () -> checkpointers(job, dir, useReplica, true).build(), true);
+                }
+            }
+            return new ElasticState(this, link);
+        }
+
+        private Checkpointer.Builder checkpointers(String job, Path dir, boolean useReplica, boolean writer) {
+            Checkpointer.Builder b = Checkpointer.builder().job(job).writer(writer)
+                    .inFlightPolicy(InFlightPolicy.SKIP).saveTimeout(Duration.ofSeconds(60));
+            if (dir != null) {
+                b.directory(dir);
+            }
+            if (useReplica) {
+                b.replica(kolo.hazelcast());
+            }
+            return b;
+        }
+    }
+}

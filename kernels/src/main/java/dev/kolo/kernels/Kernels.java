@@ -1,0 +1,74 @@
+package dev.kolo.kernels;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Element-wise kernels used by the collectives: reduce, scale, reduce-then-scale and
+ * half-precision conversion, over <em>direct</em> {@link ByteBuffer}s.
+ *
+ * <p>Offsets are absolute byte offsets from the start of the buffer (position and limit are
+ * ignored except that a range must end at or before the limit; neither is changed). Elements
+ * are in native byte order and may start at any byte offset. {@code dst} and {@code src} may be
+ * the same range; partially overlapping ranges give undefined results. Implementations are
+ * thread-safe and stateless, so any number of threads may call them on disjoint ranges.
+ *
+ * <p>Rounding: float32/float64 operate in their own precision; float16 and bfloat16 are widened
+ * to float, computed, and rounded once per element to nearest-even. Integer SUM and PRODUCT
+ * wrap around. Scaling multiplies float32 and the half types by {@code (float) factor}, float64
+ * by {@code factor}, and integers in double, truncating toward zero and saturating at the
+ * type's range (NaN becomes 0). For MIN and MAX semantics see {@link ReductionOp}.
+ *
+ * <p>Obtain the process-wide instance with {@link #get()}.
+ */
+public interface Kernels {
+
+    /** {@code "native"} or {@code "java"}; stable, used as a metric label. */
+    String name();
+
+    /**
+     * {@code dst[i] = op(dst[i], src[i])} for {@code count} elements.
+     *
+     * @throws IllegalArgumentException if a buffer is not direct or a count is negative
+     * @throws IndexOutOfBoundsException if a range does not fit below the buffer's limit
+     * @throws java.nio.ReadOnlyBufferException if {@code dst} is read-only
+     */
+    void reduce(ElementType type, ReductionOp op, ByteBuffer dst, long dstByteOffset,
+                ByteBuffer src, long srcByteOffset, long count);
+
+    /**
+     * {@code dst[i] = op(dst[i], src[i]) * factor} in one pass (the last step of a ring
+     * all-reduce that averages); half types are rounded once, after the multiplication.
+     */
+    void reduceAndScale(ElementType type, ReductionOp op, ByteBuffer dst, long dstByteOffset,
+                        ByteBuffer src, long srcByteOffset, long count, double factor);
+
+    /** {@code buf[i] = buf[i] * factor}. */
+    void scale(ElementType type, ByteBuffer buf, long byteOffset, long count, double factor);
+
+    /**
+     * {@code dst[i] = convert(src[i])}: FLOAT32 to FLOAT16/BFLOAT16 (round to nearest even, NaN
+     * stays NaN, overflow becomes infinity), FLOAT16/BFLOAT16 to FLOAT32 (exact), or a copy when
+     * both types are equal.
+     *
+     * @throws IllegalArgumentException for any other pair of types
+     */
+    void convert(ElementType dstType, ByteBuffer dst, long dstByteOffset,
+                 ElementType srcType, ByteBuffer src, long srcByteOffset, long count);
+
+    /**
+     * The kernels this process uses, chosen once: native when its library loads, otherwise the
+     * Java fallback (logging one WARN line with the reason). The environment variable
+     * {@code KOLO_KERNELS} or the system property {@code kolo.kernels} (which wins) set to
+     * {@code java} or {@code native} forces one; forcing native when it cannot load throws.
+     *
+     * @throws IllegalStateException if native is forced but unavailable, or the setting is unknown
+     */
+    static Kernels get() {
+        return KernelSelector.selected();
+    }
+
+    /** The pure-Java kernels, whatever {@link #get()} chose. */
+    static Kernels java() {
+        return JavaKernels.INSTANCE;
+    }
+}

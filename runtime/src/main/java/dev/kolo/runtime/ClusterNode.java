@@ -1,0 +1,268 @@
+package dev.kolo.runtime;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.cluster.MembershipEvent;
+import com.hazelcast.cluster.MembershipListener;
+import com.hazelcast.config.Config;
+import com.hazelcast.config.JoinConfig;
+import com.hazelcast.config.NetworkConfig;
+import com.hazelcast.config.TcpIpConfig;
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.EventBusOptions;
+import io.vertx.spi.cluster.hazelcast.ConfigUtil;
+import io.vertx.spi.cluster.hazelcast.HazelcastClusterManager;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This worker's membership in the job's cluster: one Hazelcast member (cluster name = job name) and the
+ * clustered Vert.x on top of it. Publishes every membership change on the local event bus as
+ * {@link ControlMessage.MembersChanged}, so the control verticles learn of it as a message.
+ */
+final class ClusterNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+
+    static final String NODE_ID_ATTRIBUTE = "__vertx.nodeId";
+
+    private final KoloConfig config;
+    private final HazelcastInstance hazelcast;
+    private final Vertx vertx;
+    private final String nodeId;
+    private final ControlAddresses addresses;
+
+    private ClusterNode(KoloConfig config, HazelcastInstance hazelcast, Vertx vertx) {
+        this.config = config;
+        this.hazelcast = hazelcast;
+        this.vertx = vertx;
+        this.nodeId = nodeIdOf(hazelcast.getCluster().getLocalMember());
+        this.addresses = new ControlAddresses(config.jobName());
+    }
+
+    /** Joins (or forms) the job's cluster; blocks until the member is up or fails with a clear error. */
+    static ClusterNode start(KoloConfig config, io.micrometer.core.instrument.MeterRegistry registry) {
+        checkResolvable(config);
+        checkClusterPortFree(config);
+        HazelcastInstance hz;
+        try {
+            hz = Hazelcast.newHazelcastInstance(hazelcastConfig(config));
+        } catch (RuntimeException e) {
+            throw new KoloException(describeStartFailure(config, e), e);
+        }
+        try {
+            VertxOptions options = new VertxOptions().setEventBusOptions(new EventBusOptions()
+                    .setHost(config.host()).setPort(0).setClusterPublicHost(config.host()))
+                    .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions()
+                            .setEnabled(config.metricsPort() != 0));
+            var builder = Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(hz));
+            if (config.metricsPort() != 0) {
+                builder.withMetrics(new io.vertx.micrometer.MicrometerMetricsFactory(registry));
+            }
+            Vertx vertx = builder
+                    .buildClustered()
+                    .toCompletionStage().toCompletableFuture()
+                    .get(config.rendezvousTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            vertx.eventBus().registerCodec(new ControlCodec());
+            ClusterNode node = new ClusterNode(config, hz, vertx);
+            node.watchMembers();
+            return node;
+        } catch (Exception e) {
+            hz.getLifecycleService().terminate();
+            throw new KoloException("cannot start the clustered event bus on " + config.host() + ": " + e, e);
+        }
+    }
+
+    static Config hazelcastConfig(KoloConfig c) {
+        Config hz = ConfigUtil.loadConfig();
+        // Vert.x finds its node id in this member attribute when handed a running Hazelcast instance.
+        hz.getMemberAttributeConfig().setAttribute(NODE_ID_ATTRIBUTE, UUID.randomUUID().toString());
+        hz.setClusterName(c.jobName());
+        hz.setInstanceName("kolo-" + c.jobName() + "-" + UUID.randomUUID());
+        hz.setProperty("hazelcast.logging.type", "slf4j");
+        hz.setProperty("hazelcast.phone.home.enabled", "false");
+        hz.setProperty("hazelcast.shutdownhook.enabled", "false");
+        // Join at once instead of waiting 5 s to collect other joiners.
+        hz.setProperty("hazelcast.wait.seconds.before.join", "0");
+        // A hung member is declared lost in seconds, not the default minute.
+        long heartbeat = Math.max(1, c.heartbeatTimeout().toSeconds());
+        hz.setProperty("hazelcast.heartbeat.interval.seconds", "1");
+        hz.setProperty("hazelcast.max.no.heartbeat.seconds", Long.toString(heartbeat));
+        // Members that started apart (split) find each other in seconds, not the default five minutes.
+        hz.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
+        hz.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
+        hz.setProperty("hazelcast.max.join.seconds", "20");
+        hz.setProperty("hazelcast.local.localAddress", c.host());
+
+        NetworkConfig net = hz.getNetworkConfig();
+        net.setPort(c.clusterPort());
+        net.setPortAutoIncrement(c.discovery() == Discovery.LOCAL);
+        net.setPortCount(KoloConfig.LOCAL_PORT_COUNT);
+        net.getInterfaces().setEnabled(true).setInterfaces(List.of(c.host()));
+        JoinConfig join = net.getJoin();
+        join.getMulticastConfig().setEnabled(false);
+        join.getAutoDetectionConfig().setEnabled(false);
+        join.getKubernetesConfig().setEnabled(false);
+        TcpIpConfig tcp = join.getTcpIpConfig().setEnabled(false).setConnectionTimeoutSeconds(3);
+        switch (c.discovery()) {
+            case LOCAL:
+                // Each address on its own: Hazelcast does not accept a port range string here.
+                tcp.setEnabled(true).setMembers(localMembers(c.clusterPort()));
+                break;
+            case MEMBERS:
+                List<String> members = new ArrayList<>();
+                c.members().forEach(m -> members.add(MemberAddress.parse(m).toString()));
+                tcp.setEnabled(true).setMembers(members);
+                break;
+            case KUBERNETES:
+                net.setPortAutoIncrement(false);
+                net.getInterfaces().setEnabled(false);
+                join.getKubernetesConfig().setEnabled(true)
+                        .setProperty("service-dns", c.serviceDns())
+                        .setProperty("service-port", Integer.toString(c.clusterPort()));
+                break;
+            default:
+                throw new AssertionError(c.discovery());
+        }
+        return hz;
+    }
+
+    private static List<String> localMembers(int basePort) {
+        List<String> members = new ArrayList<>();
+        for (int i = 0; i < KoloConfig.LOCAL_PORT_COUNT; i++) {
+            members.add("127.0.0.1:" + (basePort + i));
+        }
+        return members;
+    }
+
+    private static void checkResolvable(KoloConfig c) {
+        if (c.discovery() != Discovery.MEMBERS) {
+            return;
+        }
+        for (String m : c.members()) {
+            MemberAddress address = MemberAddress.parse(m);
+            try {
+                InetAddress.getByName(address.host());
+            } catch (UnknownHostException e) {
+                throw new KoloException("KOLO_MEMBERS: host '" + address.host() + "' cannot be resolved; fix the "
+                        + "member list (--members) or the name service");
+            }
+        }
+    }
+
+    /** Without auto-increment a taken port is fatal: say so plainly before Hazelcast fails on it. */
+    private static void checkClusterPortFree(KoloConfig c) {
+        if (c.discovery() == Discovery.LOCAL) {
+            return;
+        }
+        String bindHost = c.discovery() == Discovery.KUBERNETES ? "0.0.0.0" : c.host();
+        try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+            probe.setReuseAddress(true);
+            probe.bind(new java.net.InetSocketAddress(bindHost, c.clusterPort()));
+        } catch (java.io.IOException e) {
+            throw new KoloException("cluster port " + c.clusterPort() + " on " + bindHost + " is already in use ("
+                    + e.getMessage() + "); set KOLO_CLUSTER_PORT (--cluster-port) to a free port");
+        }
+    }
+
+    private static String describeStartFailure(KoloConfig c, RuntimeException e) {
+        String text = String.valueOf(e.getMessage());
+        if (text.contains("ddress already in use") || text.contains("Port") || text.contains("port")) {
+            return "cluster port " + c.clusterPort() + " on " + c.host() + " is not available (" + text
+                    + "); set KOLO_CLUSTER_PORT (--cluster-port) to a free port";
+        }
+        return "cannot join the cluster of job '" + c.jobName() + "' on " + c.host() + ": " + text;
+    }
+
+    private void watchMembers() {
+        hazelcast.getCluster().addMembershipListener(new MembershipListener() {
+            @Override
+            public void memberAdded(MembershipEvent event) {
+                publishMembers(List.of());
+            }
+
+            @Override
+            public void memberRemoved(MembershipEvent event) {
+                publishMembers(List.of(nodeIdOf(event.getMember())));
+            }
+        });
+    }
+
+    private void publishMembers(List<String> removed) {
+        if (!hazelcast.getLifecycleService().isRunning()) {
+            return;
+        }
+        vertx.eventBus().publish(addresses.membersLocal(nodeId), new ControlMessage.MembersChanged(members(), removed),
+                new DeliveryOptions().setCodecName(ControlCodec.NAME).setLocalOnly(true));
+    }
+
+    /** @return current cluster members, oldest first: the same order on every member */
+    List<String> members() {
+        List<String> ids = new ArrayList<>();
+        for (Member m : hazelcast.getCluster().getMembers()) {
+            ids.add(nodeIdOf(m));
+        }
+        return ids;
+    }
+
+    private static String nodeIdOf(Member m) {
+        String id = m.getAttribute(NODE_ID_ATTRIBUTE);
+        return id != null ? id : m.getUuid().toString();
+    }
+
+    /** @return cluster member addresses, for messages a person reads */
+    List<String> memberAddresses() {
+        List<String> out = new ArrayList<>();
+        for (Member m : hazelcast.getCluster().getMembers()) {
+            out.add(m.getAddress().getHost() + ":" + m.getAddress().getPort());
+        }
+        return out;
+    }
+
+    String nodeId() {
+        return nodeId;
+    }
+
+    Vertx vertx() {
+        return vertx;
+    }
+
+    HazelcastInstance hazelcast() {
+        return hazelcast;
+    }
+
+    ControlAddresses addresses() {
+        return addresses;
+    }
+
+    KoloConfig config() {
+        return config;
+    }
+
+    /** Leaves the cluster: closes Vert.x (which leaves Hazelcast), bounded in time. */
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(10));
+    }
+
+    void close(Duration deadline) {
+        try {
+            vertx.close().toCompletionStage().toCompletableFuture().get(deadline.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            LOG.warn("clustered Vert.x did not close within {} ms: {}", deadline.toMillis(), e.toString());
+        } finally {
+            if (hazelcast.getLifecycleService().isRunning()) {
+                hazelcast.getLifecycleService().terminate();
+            }
+        }
+    }
+}

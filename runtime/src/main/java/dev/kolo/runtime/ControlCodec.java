@@ -1,0 +1,364 @@
+package dev.kolo.runtime;
+
+import dev.kolo.runtime.ControlMessage.Assignment;
+import dev.kolo.runtime.ControlMessage.BarrierEnter;
+import dev.kolo.runtime.ControlMessage.BarrierRelease;
+import dev.kolo.runtime.ControlMessage.CoordinatorAnnounce;
+import dev.kolo.runtime.ControlMessage.Hello;
+import dev.kolo.runtime.ControlMessage.HelloReply;
+import dev.kolo.runtime.ControlMessage.MembersChanged;
+import dev.kolo.runtime.ControlMessage.OpRequest;
+import dev.kolo.runtime.ControlMessage.CachedOpRequest;
+import dev.kolo.runtime.ControlMessage.OpResponse;
+import dev.kolo.runtime.ControlMessage.JoinRequest;
+import dev.kolo.runtime.ControlMessage.JoinResponse;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.MessageCodec;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Binary wire format of {@link ControlMessage}s: a type byte, then fields in a fixed order; strings are a
+ * 2-byte length and UTF-8, lists a 2-byte count. Decoding checks every length against the buffer and its
+ * limits, so a forged message fails with {@link IllegalArgumentException} instead of allocating without bound.
+ */
+final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage> {
+    static final String NAME = "kolo.control.v1";
+    static final int MAX_STRING = 4096;
+    static final int MAX_LIST = 65535;
+
+    private static final byte HELLO = 1;
+    private static final byte HELLO_REPLY = 2;
+    private static final byte ASSIGNMENT = 3;
+    private static final byte COORDINATOR = 4;
+    private static final byte BARRIER_ENTER = 5;
+    private static final byte BARRIER_RELEASE = 6;
+    private static final byte MEMBERS = 7;
+    private static final byte OP_REQUEST = 8;
+    private static final byte CACHED_REQUEST = 9;
+    private static final byte OP_RESPONSE = 10;
+    private static final byte JOIN_REQUEST = 11;
+    private static final byte JOIN_RESPONSE = 12;
+    private static final byte MEMBERSHIP_PENDING = 13;
+    static final int MAX_DIMS = 32;
+
+    @Override
+    public void encodeToWire(Buffer out, ControlMessage m) {
+        int lengthAt = out.length();
+        out.appendInt(0);
+        if (m instanceof Hello h) {
+            out.appendByte(HELLO);
+            writeWorker(out, h.worker());
+            out.appendLong(h.lastGeneration());
+        } else if (m instanceof HelloReply r) {
+            out.appendByte(HELLO_REPLY);
+            out.appendByte((byte) (r.accepted() ? 1 : 0));
+            writeString(out, r.reason());
+            out.appendInt(r.expected());
+            writeStrings(out, r.arrived());
+        } else if (m instanceof Assignment a) {
+            out.appendByte(ASSIGNMENT);
+            out.appendLong(a.generation());
+            writeString(out, a.coordinatorNode());
+            checkCount(a.workers().size());
+            out.appendUnsignedShort(a.workers().size());
+            a.workers().forEach(w -> writeWorker(out, w));
+        } else if (m instanceof CoordinatorAnnounce c) {
+            out.appendByte(COORDINATOR);
+            out.appendLong(c.generation());
+            writeString(out, c.coordinatorNode());
+        } else if (m instanceof BarrierEnter b) {
+            out.appendByte(BARRIER_ENTER);
+            out.appendLong(b.generation());
+            out.appendInt(b.rank());
+            out.appendLong(b.sequence());
+        } else if (m instanceof BarrierRelease b) {
+            out.appendByte(BARRIER_RELEASE);
+            out.appendLong(b.generation());
+            out.appendLong(b.sequence());
+        } else if (m instanceof MembersChanged c) {
+            out.appendByte(MEMBERS);
+            writeStrings(out, c.members());
+            writeStrings(out, c.removed());
+        } else if (m instanceof OpRequest r) {
+            out.appendByte(OP_REQUEST);
+            out.appendLong(r.generation());
+            out.appendInt(r.rank());
+            writeSpec(out, r.spec());
+        } else if (m instanceof CachedOpRequest r) {
+            out.appendByte(CACHED_REQUEST);
+            out.appendLong(r.generation());
+            out.appendInt(r.rank());
+            out.appendInt(r.cacheId());
+        } else if (m instanceof OpResponse r) {
+            out.appendByte(OP_RESPONSE);
+            out.appendLong(r.generation());
+            out.appendLong(r.sequence());
+            out.appendByte((byte) r.type().ordinal());
+            out.appendByte((byte) r.errorKind().ordinal());
+            writeString(out, r.error());
+            checkCount(r.entries().size());
+            out.appendUnsignedShort(r.entries().size());
+            for (ControlMessage.ResponseEntry e : r.entries()) {
+                writeString(out, e.name());
+                out.appendInt(e.cacheId());
+                out.appendByte((byte) (e.spec() == null ? 0 : 1));
+                if (e.spec() != null) {
+                    writeSpec(out, e.spec());
+                }
+                writeLongs(out, e.perRank());
+            }
+            checkCount(r.evicted().size());
+            out.appendUnsignedShort(r.evicted().size());
+            r.evicted().forEach(out::appendInt);
+        } else if (m instanceof JoinRequest j) {
+            out.appendByte(JOIN_REQUEST);
+            out.appendLong(j.generation());
+            out.appendInt(j.rank());
+        } else if (m instanceof ControlMessage.MembershipPending mp) {
+            out.appendByte(MEMBERSHIP_PENDING);
+            out.appendLong(mp.generation());
+        } else if (m instanceof JoinResponse j) {
+            out.appendByte(JOIN_RESPONSE);
+            out.appendLong(j.generation());
+            out.appendLong(j.sequence());
+            out.appendInt(j.lastRank());
+        } else {
+            throw new IllegalArgumentException("no wire format for " + m.getClass().getName());
+        }
+        out.setInt(lengthAt, out.length() - lengthAt - 4);
+    }
+
+    @Override
+    public ControlMessage decodeFromWire(int pos, Buffer in) {
+        Reader r = new Reader(in, pos);
+        int length = r.i32();
+        if (length < 1 || pos + 4L + length > in.length()) {
+            throw new IllegalArgumentException("control message length " + length + " does not fit its frame");
+        }
+        r.end = pos + 4 + length;
+        byte type = r.i8();
+        ControlMessage m;
+        switch (type) {
+            case HELLO: m = new Hello(r.worker(), r.i64()); break;
+            case HELLO_REPLY: m = new HelloReply(r.i8() != 0, r.string(), r.i32(), r.strings()); break;
+            case ASSIGNMENT: {
+                long gen = r.i64();
+                String coordinator = r.string();
+                int n = r.u16();
+                List<WorkerInfo> workers = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    workers.add(r.worker());
+                }
+                m = new Assignment(gen, coordinator, List.copyOf(workers));
+                break;
+            }
+            case COORDINATOR: m = new CoordinatorAnnounce(r.i64(), r.string()); break;
+            case BARRIER_ENTER: m = new BarrierEnter(r.i64(), r.i32(), r.i64()); break;
+            case BARRIER_RELEASE: m = new BarrierRelease(r.i64(), r.i64()); break;
+            case MEMBERS: m = new MembersChanged(r.strings(), r.strings()); break;
+            case OP_REQUEST: m = new OpRequest(r.i64(), r.i32(), r.spec()); break;
+            case CACHED_REQUEST: m = new CachedOpRequest(r.i64(), r.i32(), r.i32()); break;
+            case OP_RESPONSE: {
+                long gen = r.i64();
+                long seq = r.i64();
+                OpType opType = r.enumValue(OpType.values());
+                ControlMessage.ErrorKind kind = r.enumValue(ControlMessage.ErrorKind.values());
+                String error = r.string();
+                int n = r.u16();
+                List<ControlMessage.ResponseEntry> entries = new ArrayList<>(Math.min(n, 64));
+                for (int i = 0; i < n; i++) {
+                    String name = r.string();
+                    int cacheId = r.i32();
+                    OpSpec spec = r.i8() != 0 ? r.spec() : null;
+                    entries.add(new ControlMessage.ResponseEntry(name, cacheId, spec, r.longs()));
+                }
+                int evictedCount = r.u16();
+                List<Integer> evicted = new ArrayList<>(Math.min(evictedCount, 64));
+                for (int i = 0; i < evictedCount; i++) {
+                    evicted.add(r.i32());
+                }
+                m = new OpResponse(gen, seq, opType, List.copyOf(entries), kind, error, List.copyOf(evicted));
+                break;
+            }
+            case JOIN_REQUEST: m = new JoinRequest(r.i64(), r.i32()); break;
+            case JOIN_RESPONSE: m = new JoinResponse(r.i64(), r.i64(), r.i32()); break;
+            case MEMBERSHIP_PENDING: m = new ControlMessage.MembershipPending(r.i64()); break;
+            default: throw new IllegalArgumentException("unknown control message type " + type);
+        }
+        if (r.pos != r.end) {
+            throw new IllegalArgumentException("control message type " + type + " has " + (r.end - r.pos)
+                    + " trailing bytes");
+        }
+        return m;
+    }
+
+    @Override
+    public ControlMessage transform(ControlMessage m) {
+        return m; // records are immutable: local delivery shares them
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public byte systemCodecID() {
+        return -1;
+    }
+
+    private static void writeWorker(Buffer out, WorkerInfo w) {
+        writeString(out, w.node());
+        writeString(out, w.host());
+        out.appendInt(w.dataPort());
+        out.appendLong(w.pid());
+        out.appendInt(w.rankHint());
+        out.appendInt(w.rank());
+        out.appendInt(w.localRank());
+        out.appendInt(w.localSize());
+    }
+
+    private static void writeSpec(Buffer out, OpSpec s) {
+        writeString(out, s.name);
+        out.appendByte((byte) s.type.ordinal());
+        out.appendByte((byte) s.dtype.ordinal());
+        if (s.shape.length > MAX_DIMS) {
+            throw new IllegalArgumentException("tensor '" + s.name + "' has " + s.shape.length + " dims; at most "
+                    + MAX_DIMS + " are supported");
+        }
+        out.appendByte((byte) s.shape.length);
+        for (long d : s.shape) {
+            out.appendLong(d);
+        }
+        out.appendByte((byte) s.reduceOp.ordinal());
+        out.appendDouble(s.prescale);
+        out.appendDouble(s.postscale);
+        out.appendInt(s.root);
+        writeLongs(out, s.splits);
+    }
+
+    private static void writeLongs(Buffer out, long[] values) {
+        checkCount(values.length);
+        out.appendUnsignedShort(values.length);
+        for (long v : values) {
+            out.appendLong(v);
+        }
+    }
+
+    private static void writeStrings(Buffer out, List<String> values) {
+        checkCount(values.size());
+        out.appendUnsignedShort(values.size());
+        values.forEach(s -> writeString(out, s));
+    }
+
+    private static void writeString(Buffer out, String s) {
+        byte[] bytes = (s == null ? "" : s).getBytes(StandardCharsets.UTF_8);
+        if (bytes.length > MAX_STRING) {
+            throw new IllegalArgumentException("control string of " + bytes.length + " bytes exceeds " + MAX_STRING);
+        }
+        out.appendUnsignedShort(bytes.length);
+        out.appendBytes(bytes);
+    }
+
+    private static void checkCount(int n) {
+        if (n > MAX_LIST) {
+            throw new IllegalArgumentException("control list of " + n + " entries exceeds " + MAX_LIST);
+        }
+    }
+
+    /** Bounds-checked cursor over a received buffer. */
+    private static final class Reader {
+        private final Buffer in;
+        private int pos;
+        private int end;
+
+        Reader(Buffer in, int pos) {
+            this.in = in;
+            this.pos = pos;
+            this.end = in.length();
+        }
+
+        private void need(int n) {
+            if (pos + n > end) {
+                throw new IllegalArgumentException("control message truncated: needs " + n + " more bytes at " + pos);
+            }
+        }
+
+        byte i8() { need(1); return in.getByte(pos++); }
+        int u16() { need(2); int v = in.getUnsignedShort(pos); pos += 2; return v; }
+        int i32() { need(4); int v = in.getInt(pos); pos += 4; return v; }
+        long i64() { need(8); long v = in.getLong(pos); pos += 8; return v; }
+
+        String string() {
+            int n = u16();
+            if (n > MAX_STRING) {
+                throw new IllegalArgumentException("control string of " + n + " bytes exceeds " + MAX_STRING);
+            }
+            need(n);
+            String s = in.getString(pos, pos + n, "UTF-8");
+            pos += n;
+            return s;
+        }
+
+        <E extends Enum<E>> E enumValue(E[] values) {
+            int ordinal = i8();
+            if (ordinal < 0 || ordinal >= values.length) {
+                throw new IllegalArgumentException("invalid " + values[0].getDeclaringClass().getSimpleName()
+                        + " code " + ordinal);
+            }
+            return values[ordinal];
+        }
+
+        long[] longs() {
+            int n = u16();
+            need(n * 8);
+            long[] out = new long[n];
+            for (int i = 0; i < n; i++) {
+                out[i] = i64();
+            }
+            return out;
+        }
+
+        OpSpec spec() {
+            String name = string();
+            OpType type = enumValue(OpType.values());
+            DType dtype = enumValue(DType.values());
+            int dims = i8();
+            if (dims < 0 || dims > MAX_DIMS) {
+                throw new IllegalArgumentException("tensor '" + name + "' claims " + dims + " dims");
+            }
+            long[] shape = new long[dims];
+            for (int i = 0; i < dims; i++) {
+                shape[i] = i64();
+                if (shape[i] < 0) {
+                    throw new IllegalArgumentException("tensor '" + name + "' has a negative dimension");
+                }
+            }
+            try {
+                Math.multiplyExact(Tensor.elementCount(shape), (long) dtype.byteSize());
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("tensor '" + name + "' shape overflows");
+            }
+            ReduceOp op = enumValue(ReduceOp.values());
+            double prescale = Double.longBitsToDouble(i64());
+            double postscale = Double.longBitsToDouble(i64());
+            int root = i32();
+            return new OpSpec(name, type, dtype, shape, op, prescale, postscale, root, longs());
+        }
+
+        List<String> strings() {
+            int n = u16();
+            List<String> out = new ArrayList<>(Math.min(n, 64));
+            for (int i = 0; i < n; i++) {
+                out.add(string());
+            }
+            return List.copyOf(out);
+        }
+
+        WorkerInfo worker() {
+            return new WorkerInfo(string(), string(), i32(), i64(), i32(), i32(), i32(), i32());
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package dev.kolo.runtime;
+
+import dev.kolo.kernels.Kernels;
+import dev.kolo.runtime.ring.DataPlaneOptions;
+import dev.kolo.runtime.ring.PeerAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This worker's data plane: the ring transport started on the data port at startup, and per generation
+ * either the fast path of a job of one or a ring over the assignment's workers.
+ */
+final class DataPlanes implements DataPlaneFactory, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DataPlanes.class);
+
+    private final Kernels kernels;
+    private final dev.kolo.runtime.ring.DataPlane transport;
+
+    DataPlanes(KoloConfig config, DataPlaneListener listener) {
+        this.kernels = Kernels.get();
+        // A hung peer is also caught by membership within the heartbeat timeout; this bounds the data plane alone.
+        Duration progress = config.heartbeatTimeout().multipliedBy(2).compareTo(Duration.ofSeconds(10)) > 0
+                ? config.heartbeatTimeout().multipliedBy(2) : Duration.ofSeconds(10);
+        DataPlaneOptions options = DataPlaneOptions.builder()
+                .reducer(new KernelReducer(kernels))
+                .progressTimeout(progress)
+                .connectTimeout(Duration.ofSeconds(20))
+                .build();
+        this.transport = dev.kolo.runtime.ring.DataPlane.start(listener.channel(), config.jobName(), options);
+        LOG.info("data plane on port {} with {} kernels", listener.port(), kernels.name());
+    }
+
+    @Override
+    public DataPlane open(ControlMessage.Assignment assignment, WorkerInfo self) {
+        if (assignment.workers().size() == 1) {
+            return new SingleRankDataPlane(kernels);
+        }
+        List<PeerAddress> peers = new ArrayList<>();
+        for (WorkerInfo w : assignment.workers()) {
+            peers.add(new PeerAddress(w.host(), w.dataPort()));
+        }
+        return new RingDataPlane(transport.openRing(assignment.generation(), self.rank(), peers));
+    }
+
+    /** @return "native" or "java": the kernels in use */
+    String kernelsName() {
+        return kernels.name();
+    }
+
+    @Override
+    public void close() {
+        transport.close();
+    }
+}

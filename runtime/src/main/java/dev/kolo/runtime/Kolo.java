@@ -1,0 +1,616 @@
+package dev.kolo.runtime;
+
+import dev.kolo.runtime.ControlMessage.HelloReply;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One worker's handle on a Kolo job. {@link #init(KoloConfig)} joins the job's cluster, waits until the
+ * expected workers are present and returns once this worker has its rank. Several handles may live in one
+ * JVM, each its own cluster member. Thread-safe.
+ */
+public final class Kolo implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Kolo.class);
+
+    private final KoloConfig config;
+    private final DataPlaneListener dataPlane;
+    private final DataPlanes dataPlanes;
+    private final Observability observability;
+    private final HealthServer health;
+    private final java.util.concurrent.atomic.AtomicBoolean changePending;
+    private final AtomicBoolean leaving = new AtomicBoolean();
+    private final ClusterNode cluster;
+    private final WorkerVerticle worker;
+    private final CollectiveClient collectives;
+    private final AtomicReference<WorkerView> view;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private Kolo(KoloConfig config, DataPlaneListener dataPlane, DataPlanes dataPlanes, ClusterNode cluster,
+                 WorkerVerticle worker, CollectiveClient collectives, AtomicReference<WorkerView> view,
+                 Observability observability, HealthServer health,
+                 java.util.concurrent.atomic.AtomicBoolean changePending) {
+        this.changePending = changePending;
+        this.observability = observability;
+        this.health = health;
+        this.config = config;
+        this.dataPlane = dataPlane;
+        this.dataPlanes = dataPlanes;
+        this.cluster = cluster;
+        this.worker = worker;
+        this.collectives = collectives;
+        this.view = view;
+    }
+
+    /** Joins the job described by the {@code KOLO_*} environment variables and {@code -Dkolo.*} properties. */
+    public static Kolo init() {
+        return init(KoloConfig.fromEnvironment());
+    }
+
+    /**
+     * Joins (or forms) the job's cluster and completes the rendezvous.
+     *
+     * @throws KoloException if a port is taken, the cluster cannot be joined, the coordinator refuses this
+     *                       worker, or the rendezvous does not complete within
+     *                       {@link KoloConfig#rendezvousTimeout()} (the message names who arrived)
+     */
+    public static Kolo init(KoloConfig config) {
+        long deadline = System.nanoTime() + config.rendezvousTimeout().toNanos();
+        DataPlaneListener dataPlane = DataPlaneListener.bind(config.host(), config.dataPort());
+        Observability observability = new Observability(new KoloMetrics(config.jobName(),
+                config.metricsPort() != 0));
+        ClusterNode cluster;
+        try {
+            cluster = ClusterNode.start(config, observability.metrics.registry());
+        } catch (RuntimeException e) {
+            dataPlane.close();
+            observability.close();
+            throw e;
+        }
+        DataPlanes dataPlanes = null;
+        HealthServer health = null;
+        try {
+            AtomicReference<WorkerView> view = new AtomicReference<>(WorkerView.NONE);
+            WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
+                    ProcessHandle.current().pid(), config.rankHint().orElse(-1), -1, -1, -1);
+            dataPlanes = new DataPlanes(config, dataPlane);
+            CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes,
+                    "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
+            java.util.concurrent.atomic.AtomicBoolean changePending = new java.util.concurrent.atomic.AtomicBoolean();
+            WorkerVerticle worker = new WorkerVerticle(cluster, self, view, collectives, observability, changePending);
+            cluster.vertx().deployVerticle(worker).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            if (config.metricsPort() != 0) {
+                health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(),
+                        observability.metrics, view::get);
+            }
+            Kolo kolo = new Kolo(config, dataPlane, dataPlanes, cluster, worker, collectives, view, observability,
+                    health, changePending);
+            kolo.awaitRendezvous(deadline);
+            observability.metrics.bindRank(kolo.rank(), dataPlanes.kernelsName(), collectives::inFlightCount);
+            if (config.timeline() != null) {
+                String path = config.timeline().replace("{rank}", Integer.toString(kolo.rank()));
+                observability.timeline(new ChromeTraceTimeline(java.nio.file.Path.of(path), kolo.rank()));
+            }
+            LOG.info("rank {} of {} (local {} of {}), generation {}, coordinator rank {}", kolo.rank(), kolo.size(),
+                    kolo.localRank(), kolo.localSize(), kolo.generation(), kolo.coordinatorRank());
+            return kolo;
+        } catch (RuntimeException e) {
+            if (health != null) {
+                health.close();
+            }
+            cluster.close(Duration.ofSeconds(5));
+            closeQuietly(dataPlanes);
+            dataPlane.close();
+            observability.close();
+            throw e;
+        } catch (Exception e) {
+            if (health != null) {
+                health.close();
+            }
+            cluster.close(Duration.ofSeconds(5));
+            closeQuietly(dataPlanes);
+            dataPlane.close();
+            observability.close();
+            throw new KoloException("cannot start the control plane: " + e, e);
+        }
+    }
+
+    private static void closeQuietly(DataPlanes planes) {
+        if (planes != null) {
+            planes.close();
+        }
+    }
+
+    private void awaitRendezvous(long deadline) {
+        try {
+            await(worker.firstAssignment().toCompletionStage().toCompletableFuture(), deadline);
+        } catch (KoloTimeout e) {
+            throw new KoloException(rendezvousTimeoutMessage());
+        }
+    }
+
+    private String rendezvousTimeoutMessage() {
+        HelloReply reply = null;
+        try {
+            reply = worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
+        } catch (Exception ignored) {
+            // report without the coordinator's view
+        }
+        StringBuilder m = new StringBuilder("rendezvous of job '").append(config.jobName()).append("' timed out after ")
+                .append(config.rendezvousTimeout().toSeconds()).append(" s: ");
+        if (reply != null) {
+            int missing = Math.max(0, config.np() - reply.arrived().size());
+            m.append(reply.arrived().size()).append(" of ").append(config.np()).append(" workers arrived (")
+                    .append(String.join(", ", reply.arrived())).append("); start the missing ").append(missing)
+                    .append(missing == 1 ? " worker" : " workers");
+        } else {
+            m.append("no coordinator answered; cluster members seen: ").append(cluster.memberAddresses())
+                    .append("; start the other workers of the job");
+        }
+        List<String> unseen = unseenMembers();
+        if (!unseen.isEmpty()) {
+            m.append("; members never reached: ").append(String.join(", ", unseen))
+                    .append(" (check KOLO_MEMBERS and that workers run there)");
+        }
+        m.append(", or lower KOLO_NP (--np), or raise KOLO_RENDEZVOUS_TIMEOUT");
+        return m.toString();
+    }
+
+    private List<String> unseenMembers() {
+        List<String> unseen = new ArrayList<>();
+        if (config.discovery() == Discovery.MEMBERS) {
+            List<String> seen = cluster.memberAddresses();
+            for (String m : config.members()) {
+                MemberAddress a = MemberAddress.parse(m);
+                boolean found = seen.stream().anyMatch(s -> s.endsWith(":" + a.port())
+                        && (s.startsWith(a.host() + ":") || sameHost(a.host(), s.substring(0, s.lastIndexOf(':')))));
+                if (!found) {
+                    unseen.add(a.toString());
+                }
+            }
+        }
+        return unseen;
+    }
+
+    private static boolean sameHost(String a, String b) {
+        try {
+            return java.net.InetAddress.getByName(a).equals(java.net.InetAddress.getByName(b));
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
+    /** @return this worker's rank in the current generation, 0..size-1 */
+    public int rank() {
+        return requireView().self().rank();
+    }
+
+    /** @return the number of workers in the current generation */
+    public int size() {
+        return requireView().size();
+    }
+
+    /** @return this worker's index among the workers on its host */
+    public int localRank() {
+        return requireView().self().localRank();
+    }
+
+    /** @return the number of workers on this worker's host */
+    public int localSize() {
+        return requireView().self().localSize();
+    }
+
+    /** @return the rendezvous generation: it grows each time the job's membership is agreed anew */
+    public long generation() {
+        return requireView().generation();
+    }
+
+    /**
+     * @return the rank, in the current generation, of the worker holding the coordinator role, or -1 if the
+     *         coordinator is not part of it (it left and a new one took over)
+     */
+    public int coordinatorRank() {
+        WorkerView v = requireView();
+        return v.rankOf(v.coordinatorNode());
+    }
+
+    /** @return the generation the current coordinator presides over (grows when a new one takes over) */
+    public long coordinatorGeneration() {
+        return requireView().coordinatorGeneration();
+    }
+
+    /** @return the cluster node id of the current coordinator */
+    String coordinatorNode() {
+        return requireView().coordinatorNode();
+    }
+
+    /** @return this worker's cluster membership */
+    ClusterNode clusterNode() {
+        return cluster;
+    }
+
+    /** @return this worker's cluster node id */
+    String nodeId() {
+        return cluster.nodeId();
+    }
+
+    /**
+     * @return this worker's meter registry (Prometheus), where applications and the other Kolo modules add
+     *         their own meters (training loss, checkpoint times) to be served on {@code /metrics}
+     */
+    public io.micrometer.core.instrument.MeterRegistry meterRegistry() {
+        return observability.metrics.registry();
+    }
+
+    /** @return the port of the metrics and health endpoint, or 0 when it is disabled */
+    public int metricsPort() {
+        return health == null ? 0 : health.port();
+    }
+
+    /** @return which reduction kernels run: "native" (SIMD) or "java" (the fallback) */
+    public String kernels() {
+        return dataPlanes.kernelsName();
+    }
+
+    /** @return the configuration this worker runs with */
+    public KoloConfig config() {
+        return config;
+    }
+
+    /**
+     * Waits until every rank of the current generation has called {@code barrier()}.
+     *
+     * @throws WorkerLostException if a worker of the generation is lost meanwhile
+     * @throws KoloException       if the barrier does not complete within {@link KoloConfig#opTimeout()}
+     */
+    public void barrier() {
+        try {
+            await(worker.barrier().toCompletionStage().toCompletableFuture(),
+                    System.nanoTime() + config.opTimeout().toNanos());
+        } catch (KoloTimeout e) {
+            throw new KoloException("barrier did not complete within " + config.opTimeout().toSeconds()
+                    + " s (KOLO_OP_TIMEOUT): some rank never reached it");
+        }
+    }
+
+    // ---------------------------------------------------------------- elastic membership
+
+    /**
+     * Regroups: leaves the current generation (if it still runs on this rank, it ends here and pending
+     * collectives fail) and waits for a new generation that includes this worker. Call it on every rank
+     * after a {@link WorkerLostException}, or at a commit where {@link #membershipChangePending()} was agreed.
+     * Afterwards {@link #rank()}, {@link #size()} and {@link #generation()} describe the new generation.
+     *
+     * @throws KoloException if the job is not elastic, if this worker is refused, or if no generation with
+     *                       at least {@code KOLO_MIN_NP} workers and a strict majority of the last one forms
+     *                       within {@code KOLO_ELASTIC_TIMEOUT}
+     */
+    public void rejoin() {
+        if (!config.elastic()) {
+            throw new KoloException("rejoin needs an elastic job: set KOLO_MIN_NP below KOLO_MAX_NP (this job has "
+                    + "np=" + config.np() + " fixed)");
+        }
+        long deadline = System.nanoTime() + config.elasticTimeout().toNanos();
+        try {
+            await(worker.rejoin().toCompletionStage().toCompletableFuture(), deadline);
+        } catch (KoloTimeout e) {
+            HelloReply reply = null;
+            try {
+                reply = worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
+            } catch (Exception ignored) {
+                // report without it
+            }
+            throw new KoloException("no new generation formed within " + config.elasticTimeout().toSeconds()
+                    + " s (KOLO_ELASTIC_TIMEOUT): " + (reply == null ? "no coordinator answered"
+                    : reply.arrived().size() + " workers present (" + String.join(", ", reply.arrived()) + ")")
+                    + "; a new generation needs at least KOLO_MIN_NP=" + config.minNp()
+                    + " workers and a strict majority of the last one's " + lastSize() + "; start more workers");
+        }
+        leaving.set(false);
+        LOG.info("rejoined: rank {} of {}, generation {}", rank(), size(), generation());
+    }
+
+    private int lastSize() {
+        WorkerView v = view.get();
+        return v.size();
+    }
+
+    /**
+     * @return true when workers wait to join this job, or this worker asked to leave: the ranks should
+     *         agree on it at their next commit (it reaches ranks at different moments) and then
+     *         {@link #rejoin()} together
+     */
+    public boolean membershipChangePending() {
+        return changePending.get() || leaving.get();
+    }
+
+    /**
+     * Marks this worker as leaving (e.g. on SIGTERM): {@link #membershipChangePending()} turns true here, so
+     * the next commit's agreement lets every rank see it; then this worker closes and the others regroup.
+     */
+    public void requestLeave() {
+        leaving.set(true);
+    }
+
+    /** @return true after {@link #requestLeave()} */
+    public boolean leaving() {
+        return leaving.get();
+    }
+
+    /**
+     * @return this worker's Hazelcast member, for cluster-wide state such as the in-memory checkpoint
+     *         replica; Kolo owns its lifecycle
+     */
+    public com.hazelcast.core.HazelcastInstance hazelcast() {
+        return cluster.hazelcast();
+    }
+
+    // ---------------------------------------------------------------- collectives
+
+    /** Blocking {@link #allreduceAsync(String, Tensor, ReduceOp)}. */
+    public Tensor allreduce(String name, Tensor t, ReduceOp op) {
+        return waitFor(allreduceAsync(name, t, op), "allreduce", name);
+    }
+
+    /**
+     * Blocking allreduce with scaling: every rank's input is multiplied by {@code prescale} before the
+     * reduction and the result by {@code postscale} after it.
+     */
+    public Tensor allreduce(String name, Tensor t, ReduceOp op, double prescale, double postscale) {
+        return waitFor(allreduceAsync(name, t, op, prescale, postscale), "allreduce", name);
+    }
+
+    /**
+     * Reduces {@code t} element-wise across all ranks; every rank receives the same result, byte for byte.
+     *
+     * @param name identifies the op across ranks: every rank submits the same name with the same dtype,
+     *             shape and op, else all of them get a {@link CollectiveMismatchException}
+     */
+    public CompletableFuture<Tensor> allreduceAsync(String name, Tensor t, ReduceOp op) {
+        return allreduceAsync(name, t, op, 1.0, 1.0);
+    }
+
+    /** Asynchronous {@link #allreduce(String, Tensor, ReduceOp, double, double)}. */
+    public CompletableFuture<Tensor> allreduceAsync(String name, Tensor t, ReduceOp op, double prescale,
+                                                    double postscale) {
+        requireOp(name, t);
+        java.util.Objects.requireNonNull(op, "op");
+        return collectives.submit(new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale,
+                0, null), t);
+    }
+
+    /**
+     * Allreduce that writes the result back into {@code t} (the input is consumed): no result tensor is
+     * allocated and nothing is copied beyond what fusion needs. For gradients reduced every step.
+     */
+    public CompletableFuture<Tensor> allreduceInPlaceAsync(String name, Tensor t, ReduceOp op, double prescale,
+                                                           double postscale) {
+        requireOp(name, t);
+        java.util.Objects.requireNonNull(op, "op");
+        return collectives.submit(new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale,
+                0, null), t, t);
+    }
+
+    /** Blocking {@link #allreduceInPlaceAsync}; returns {@code t}, which now holds the result. */
+    public Tensor allreduceInPlace(String name, Tensor t, ReduceOp op) {
+        return waitFor(allreduceInPlaceAsync(name, t, op, 1.0, 1.0), "allreduce", name);
+    }
+
+    /**
+     * Allreduces several tensors as one group: they are negotiated under {@code name/0}, {@code name/1}, ...
+     * and fused where possible. Results are in input order.
+     */
+    public List<Tensor> groupedAllreduce(String name, List<Tensor> ts, ReduceOp op) {
+        requireName(name);
+        List<CompletableFuture<Tensor>> futures = new ArrayList<>(ts.size());
+        for (int i = 0; i < ts.size(); i++) {
+            futures.add(allreduceAsync(name + "/" + i, ts.get(i), op));
+        }
+        List<Tensor> results = new ArrayList<>(ts.size());
+        for (int i = 0; i < futures.size(); i++) {
+            results.add(waitFor(futures.get(i), "grouped allreduce", name + "/" + i));
+        }
+        return results;
+    }
+
+    /** Blocking {@link #allgatherAsync(String, Tensor)}. */
+    public Tensor allgather(String name, Tensor t) {
+        return waitFor(allgatherAsync(name, t), "allgather", name);
+    }
+
+    /** Concatenates every rank's {@code t} along dim 0 in rank order; dim 0 may differ between ranks. */
+    public CompletableFuture<Tensor> allgatherAsync(String name, Tensor t) {
+        requireOp(name, t);
+        requireDims("allgather", t);
+        return collectives.submit(new OpSpec(name, OpType.ALLGATHER, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0,
+                null), t);
+    }
+
+    /** Blocking {@link #broadcastAsync(String, Tensor, int)}. */
+    public Tensor broadcast(String name, Tensor t, int rootRank) {
+        return waitFor(broadcastAsync(name, t, rootRank), "broadcast", name);
+    }
+
+    /** Every rank receives a copy of the root's {@code t}; a non-root rank's input is left as it was. */
+    public CompletableFuture<Tensor> broadcastAsync(String name, Tensor t, int rootRank) {
+        requireOp(name, t);
+        int size = size();
+        if (rootRank < 0 || rootRank >= size) {
+            throw new IllegalArgumentException("broadcast '" + name + "': root rank " + rootRank
+                    + " is not a rank of this job (0.." + (size - 1) + ")");
+        }
+        return collectives.submit(new OpSpec(name, OpType.BROADCAST, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1,
+                rootRank, null), t);
+    }
+
+    /** Blocking {@link #reducescatterAsync(String, Tensor, ReduceOp)}. */
+    public Tensor reducescatter(String name, Tensor t, ReduceOp op) {
+        return waitFor(reducescatterAsync(name, t, op), "reducescatter", name);
+    }
+
+    /**
+     * Reduces {@code t} across ranks and gives rank r its block of dim 0; the first {@code rows % size}
+     * ranks get one extra row.
+     */
+    public CompletableFuture<Tensor> reducescatterAsync(String name, Tensor t, ReduceOp op) {
+        requireOp(name, t);
+        requireDims("reducescatter", t);
+        java.util.Objects.requireNonNull(op, "op");
+        return collectives.submit(new OpSpec(name, OpType.REDUCESCATTER, t.dtype(), t.shape(), op, 1, 1, 0, null),
+                t);
+    }
+
+    /** Blocking {@link #alltoallAsync(String, Tensor, int[])}. */
+    public Tensor alltoall(String name, Tensor t, int[] splits) {
+        return waitFor(alltoallAsync(name, t, splits), "alltoall", name);
+    }
+
+    /**
+     * Sends {@code splits[r]} consecutive rows of dim 0 to rank r and concatenates what every rank sent
+     * here, in rank order.
+     *
+     * @param splits rows for each rank, summing to dim 0; {@code null} splits dim 0 equally
+     */
+    public CompletableFuture<Tensor> alltoallAsync(String name, Tensor t, int[] splits) {
+        requireOp(name, t);
+        requireDims("alltoall", t);
+        int size = size();
+        long rows = t.shape()[0];
+        long[] s = new long[size];
+        if (splits == null) {
+            if (rows % size != 0) {
+                throw new IllegalArgumentException("alltoall '" + name + "': " + rows + " rows do not split equally "
+                        + "over " + size + " ranks; pass explicit splits");
+            }
+            java.util.Arrays.fill(s, rows / size);
+        } else {
+            if (splits.length != size) {
+                throw new IllegalArgumentException("alltoall '" + name + "': splits has " + splits.length
+                        + " entries but the job has " + size + " ranks");
+            }
+            long sum = 0;
+            for (int i = 0; i < size; i++) {
+                if (splits[i] < 0) {
+                    throw new IllegalArgumentException("alltoall '" + name + "': splits[" + i + "] is negative");
+                }
+                s[i] = splits[i];
+                sum += splits[i];
+            }
+            if (sum != rows) {
+                throw new IllegalArgumentException("alltoall '" + name + "': splits sum to " + sum + " but the tensor "
+                        + "has " + rows + " rows");
+            }
+        }
+        return collectives.submit(new OpSpec(name, OpType.ALLTOALL, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0, s),
+                t);
+    }
+
+    /**
+     * Declares that this rank has no more data: until every rank has joined, it contributes zeros to
+     * allreduces (AVERAGE still divides by the full size), and other collectives fail.
+     *
+     * @return the last rank to join, the same on every rank
+     */
+    public int join() {
+        return waitFor(collectives.join(), "join", "join");
+    }
+
+    private static void requireName(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("every collective needs a name that identifies it across ranks, "
+                    + "e.g. the parameter's name");
+        }
+        if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ControlCodec.MAX_STRING) {
+            throw new IllegalArgumentException("tensor name of " + name.length() + " characters is too long (at most "
+                    + ControlCodec.MAX_STRING + " bytes)");
+        }
+    }
+
+    private static void requireOp(String name, Tensor t) {
+        requireName(name);
+        java.util.Objects.requireNonNull(t, "tensor");
+        if (t.rank() > ControlCodec.MAX_DIMS) {
+            throw new IllegalArgumentException("tensor '" + name + "' has " + t.rank() + " dims; at most "
+                    + ControlCodec.MAX_DIMS + " are supported");
+        }
+    }
+
+    private static void requireDims(String op, Tensor t) {
+        if (t.rank() == 0) {
+            throw new IllegalArgumentException(op + " needs a tensor with at least one dimension, not a scalar; "
+                    + "reshape it to [1]");
+        }
+    }
+
+    /** Waits for an op within {@link KoloConfig#opTimeout()}, rethrowing its own exception unwrapped. */
+    private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
+        try {
+            return await(f, System.nanoTime() + config.opTimeout().toNanos());
+        } catch (KoloTimeout e) {
+            throw new KoloException(op + " '" + name + "' did not complete within " + config.opTimeout().toSeconds()
+                    + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
+        }
+    }
+
+    private WorkerView requireView() {
+        WorkerView v = view.get();
+        if (v.self() == null) {
+            throw new IllegalStateException("this worker has no rank: it is closed or was never assigned one");
+        }
+        return v;
+    }
+
+    /** Leaves the job: other workers see this worker leave. Idempotent; bounded in time. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            collectives.close();
+            if (health != null) {
+                health.close();
+            }
+            cluster.close(Duration.ofSeconds(10));
+            dataPlanes.close();
+            dataPlane.close();
+            observability.close();
+        }
+    }
+
+    /** Waits for {@code f} until the System.nanoTime() {@code deadline}, unwrapping a KoloException. */
+    static <T> T await(CompletableFuture<T> f, long deadline) {
+        long left = deadline - System.nanoTime();
+        try {
+            return f.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new KoloTimeout();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KoloException("interrupted while waiting", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof KoloException ke) {
+                throw ke;
+            }
+            if (cause instanceof IllegalArgumentException iae) {
+                throw iae;
+            }
+            throw new KoloException(String.valueOf(cause), cause);
+        }
+    }
+
+    /** A wait ran past its deadline; callers turn it into a message that names what was waited for. */
+    static final class KoloTimeout extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        KoloTimeout() {
+            super(null, null, false, false);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+package dev.kolo.runtime;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * One worker's meters, in its own Prometheus registry (several workers may share a JVM). Names follow
+ * Prometheus conventions once rendered: {@code kolo.collective.latency} becomes
+ * {@code kolo_collective_latency_seconds}. Tags are bounded: op and dtype, never tensor names.
+ */
+final class KoloMetrics implements AutoCloseable {
+    private final PrometheusMeterRegistry registry;
+    private final JvmGcMetrics gc = new JvmGcMetrics();
+    private final Map<String, Timer> latency = new ConcurrentHashMap<>();
+    private final Map<String, Counter> bytes = new ConcurrentHashMap<>();
+    private final Map<OpType, Counter> sent = new EnumMap<>(OpType.class);
+    private final Map<OpType, Counter> received = new EnumMap<>(OpType.class);
+    private final Timer negotiation;
+    private final DistributionSummary fused;
+    private final Counter cacheHits;
+    private final Counter cacheMisses;
+    private final Counter stallWarnings;
+    private final Counter resets;
+    private final Counter lostWorkers;
+    private final Counter mismatches;
+    private final AtomicLong ringSize = new AtomicLong();
+    private final AtomicLong generation = new AtomicLong();
+    private final AtomicLong ready = new AtomicLong();
+    private final boolean enabled;
+
+    /** @param enabled false records nothing on the hot path (the endpoint is off); the registry still exists */
+    KoloMetrics(String job, boolean enabled) {
+        this.enabled = enabled;
+        registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        registry.config().meterFilter(MeterFilter.commonTags(Tags.of("job", job)));
+        new JvmMemoryMetrics().bindTo(registry);
+        gc.bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
+        negotiation = Timer.builder("kolo.negotiation.latency")
+                .description("From submitting a tensor to the coordinator's go for it, on this rank")
+                .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
+                .register(registry);
+        fused = DistributionSummary.builder("kolo.fusion.tensors")
+                .description("Tensors reduced together in one fused allreduce").register(registry);
+        cacheHits = Counter.builder("kolo.cache.hits").description("Requests sent as a response-cache id")
+                .register(registry);
+        cacheMisses = Counter.builder("kolo.cache.misses").description("Requests sent with full metadata")
+                .register(registry);
+        stallWarnings = Counter.builder("kolo.stall.warnings")
+                .description("Stall warnings logged by this worker while it coordinated").register(registry);
+        resets = Counter.builder("kolo.resets").description("Generations after the first this worker joined")
+                .register(registry);
+        lostWorkers = Counter.builder("kolo.workers.lost").description("Workers lost from this worker's generation")
+                .register(registry);
+        mismatches = Counter.builder("kolo.collective.errors").tag("kind", "mismatch")
+                .description("Collectives failed by disagreeing ranks").register(registry);
+        Gauge.builder("kolo.ring.size", ringSize, AtomicLong::get).description("Ranks in the current generation")
+                .register(registry);
+        Gauge.builder("kolo.generation", generation, AtomicLong::get).description("Current generation")
+                .register(registry);
+        Gauge.builder("kolo.ready", ready, AtomicLong::get)
+                .description("1 while this worker is in a ring of the current generation").register(registry);
+    }
+
+    /** Adds the rank as a tag of every meter registered from now on (it is known after rendezvous). */
+    void bindRank(int rank, String kernels, Supplier<Number> queueDepth) {
+        registry.config().meterFilter(MeterFilter.commonTags(Tags.of("rank", Integer.toString(rank))));
+        Gauge.builder("kolo.queue.depth", queueDepth).description("Collectives submitted and not yet complete")
+                .register(registry);
+        Gauge.builder("kolo.kernels", () -> 1).tag("impl", kernels)
+                .description("Reduction kernels in use (the impl tag says which)").register(registry);
+    }
+
+    PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    boolean enabled() {
+        return enabled;
+    }
+
+    void collective(OpType op, DType dtype, long nanos, long tensorBytes) {
+        if (!enabled) {
+            return;
+        }
+        String key = op.ordinal() + "/" + dtype.ordinal();
+        latency.computeIfAbsent(key, k -> Timer.builder("kolo.collective.latency")
+                .description("From submit to result of one collective, on this rank")
+                .tags("op", op.label(), "dtype", dtype.name().toLowerCase(java.util.Locale.ROOT))
+                .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
+                .register(registry)).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        bytes.computeIfAbsent(key, k -> Counter.builder("kolo.collective.bytes")
+                .description("Tensor bytes this rank contributed to collectives")
+                .tags("op", op.label(), "dtype", dtype.name().toLowerCase(java.util.Locale.ROOT))
+                .baseUnit("bytes").register(registry)).increment(tensorBytes);
+    }
+
+    /** Data-plane traffic of one op as its algorithm moves it (ring: 2(n-1)/n of the buffer each way). */
+    synchronized void traffic(OpType op, long sentBytes, long receivedBytes) {
+        if (!enabled) {
+            return;
+        }
+        sent.computeIfAbsent(op, o -> Counter.builder("kolo.dataplane.sent").baseUnit("bytes").tag("op", o.label())
+                .description("Bytes this rank sent on the data plane").register(registry)).increment(sentBytes);
+        received.computeIfAbsent(op, o -> Counter.builder("kolo.dataplane.received").baseUnit("bytes")
+                .tag("op", o.label()).description("Bytes this rank received on the data plane").register(registry))
+                .increment(receivedBytes);
+    }
+
+    void negotiated(long nanos) {
+        if (!enabled) {
+            return;
+        }
+        negotiation.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    void fused(int tensors) {
+        if (!enabled) {
+            return;
+        }
+        fused.record(tensors);
+    }
+
+    void cacheHit(boolean hit) {
+        if (!enabled) {
+            return;
+        }
+        (hit ? cacheHits : cacheMisses).increment();
+    }
+
+    void stallWarning() {
+        stallWarnings.increment();
+    }
+
+    void mismatch() {
+        mismatches.increment();
+    }
+
+    void generation(long gen, int size, boolean first) {
+        generation.set(gen);
+        ringSize.set(size);
+        ready.set(1);
+        if (!first) {
+            resets.increment();
+        }
+    }
+
+    void aborted(boolean workerLost) {
+        ready.set(0);
+        if (workerLost) {
+            lostWorkers.increment();
+        }
+    }
+
+    @Override
+    public void close() {
+        gc.close();
+        registry.close();
+    }
+}

@@ -1,0 +1,268 @@
+package dev.kolo.runtime;
+
+import dev.kolo.runtime.ControlMessage.ErrorKind;
+import dev.kolo.runtime.ControlMessage.JoinResponse;
+import dev.kolo.runtime.ControlMessage.OpResponse;
+import dev.kolo.runtime.ControlMessage.ResponseEntry;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The coordinator's negotiation state for one generation, free of any messaging so it can be tested
+ * alone. Ranks' requests are collected per tensor name; a name becomes ready when every rank has asked
+ * for it (a joined rank counts for allreduce); ready names are validated, fused and numbered into
+ * {@link OpResponse}s that every rank executes in the same order.
+ */
+final class Negotiator {
+    private final int size;
+    private final long generation;
+    private final long fusionThreshold;
+    private final ResponseCache cache;
+    private final Map<String, Pending> pending = new LinkedHashMap<>();
+    private final List<Pending> ready = new ArrayList<>();
+    private final List<ControlMessage> out = new ArrayList<>();
+    private final boolean[] joined;
+    private int joinedCount;
+    private int lastJoined = -1;
+    private long nextSequence;
+
+    Negotiator(int size, long generation, long fusionThreshold, int cacheCapacity) {
+        this.size = size;
+        this.generation = generation;
+        this.fusionThreshold = fusionThreshold;
+        this.cache = new ResponseCache(cacheCapacity);
+        this.joined = new boolean[size];
+    }
+
+    /** One rank's request for a named collective. */
+    void onRequest(int rank, OpSpec spec, long nowNanos) {
+        if (rank < 0 || rank >= size) {
+            return; // not a rank of this generation: dropped like a stale message
+        }
+        Pending p = pending.computeIfAbsent(spec.name, n -> new Pending(spec.name, size, nowNanos));
+        if (p.specs[rank] == null) {
+            p.specs[rank] = spec;
+            p.count++;
+        }
+        checkReady(p);
+    }
+
+    /** A rank's request by cache id; false if the id is unknown (the rank must resend the full spec). */
+    boolean onCachedRequest(int rank, int cacheId, long nowNanos) {
+        OpSpec spec = cache.lookup(cacheId);
+        if (spec == null) {
+            return false;
+        }
+        onRequest(rank, spec, nowNanos);
+        return true;
+    }
+
+    /** @return the spec behind a cache id, or null */
+    OpSpec cachedSpec(int cacheId) {
+        return cache.lookup(cacheId);
+    }
+
+    /** A rank joins: it has no more work and contributes zeros to allreduces from now on. */
+    void onJoin(int rank) {
+        if (rank < 0 || rank >= size || joined[rank]) {
+            return;
+        }
+        joined[rank] = true;
+        joinedCount++;
+        lastJoined = rank;
+        for (Pending p : new ArrayList<>(pending.values())) {
+            checkReady(p);
+        }
+        if (joinedCount == size) {
+            out.add(new JoinResponse(generation, nextSequence++, lastJoined));
+            java.util.Arrays.fill(joined, false);
+            joinedCount = 0;
+        }
+    }
+
+    private void checkReady(Pending p) {
+        int present = p.count;
+        for (int r = 0; r < size; r++) {
+            if (joined[r] && p.specs[r] == null) {
+                present++;
+            }
+        }
+        if (present == size && pending.remove(p.name) != null) {
+            ready.add(p);
+        }
+    }
+
+    /** @return responses (and join completions) ready to send, in the order every rank must run them */
+    List<ControlMessage> drain() {
+        while (!ready.isEmpty()) {
+            Pending first = ready.remove(0);
+            String problem = Validation.check(first.specs, joined);
+            if (problem != null) {
+                out.add(error(first.specs[firstRank(first)].type, List.of(first.name),
+                        problem.startsWith("invalid:") ? ErrorKind.INVALID : ErrorKind.MISMATCH,
+                        problem.substring(problem.indexOf(':') + 1)));
+                continue;
+            }
+            List<Pending> batch = new ArrayList<>();
+            batch.add(first);
+            OpSpec lead = first.specs[firstRank(first)];
+            if (lead.type == OpType.ALLREDUCE && fusionThreshold > 0) {
+                long bytes = lead.byteSize();
+                for (Iterator<Pending> it = ready.iterator(); it.hasNext(); ) {
+                    Pending next = it.next();
+                    OpSpec s = next.specs[firstRank(next)];
+                    if (fusable(lead, s) && bytes + s.byteSize() <= fusionThreshold
+                            && Validation.check(next.specs, joined) == null) {
+                        bytes += s.byteSize();
+                        batch.add(next);
+                        it.remove();
+                    }
+                }
+            }
+            out.add(respond(lead.type, batch));
+        }
+        List<ControlMessage> result = List.copyOf(out);
+        out.clear();
+        return result;
+    }
+
+    private static boolean fusable(OpSpec a, OpSpec b) {
+        return b.type == OpType.ALLREDUCE && a.dtype == b.dtype && a.reduceOp == b.reduceOp
+                && Double.compare(a.prescale, b.prescale) == 0 && Double.compare(a.postscale, b.postscale) == 0;
+    }
+
+    private OpResponse respond(OpType type, List<Pending> batch) {
+        List<ResponseEntry> entries = new ArrayList<>(batch.size());
+        List<Integer> evicted = new ArrayList<>();
+        for (Pending p : batch) {
+            OpSpec spec = p.specs[firstRank(p)];
+            long[] perRank = perRank(spec.type, p.specs);
+            if (spec.cacheable() && allEqual(p.specs)) {
+                int known = cache.idOf(spec);
+                if (known >= 0) {
+                    entries.add(new ResponseEntry(spec.name, known, null, perRank));
+                    continue;
+                }
+                int id = cache.insert(spec, evicted);
+                entries.add(new ResponseEntry(spec.name, id, spec, perRank));
+            } else {
+                entries.add(new ResponseEntry(spec.name, -1, spec, perRank));
+            }
+        }
+        return new OpResponse(generation, nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "",
+                List.copyOf(evicted));
+    }
+
+    private OpResponse error(OpType type, List<String> names, ErrorKind kind, String message) {
+        List<ResponseEntry> entries = new ArrayList<>();
+        for (String n : names) {
+            entries.add(new ResponseEntry(n, -1, null, new long[0]));
+        }
+        return new OpResponse(generation, nextSequence++, type, entries, kind, message, List.of());
+    }
+
+    /** Rows per rank for allgather, the splits matrix for alltoall, nothing otherwise. */
+    private long[] perRank(OpType type, OpSpec[] specs) {
+        if (type == OpType.ALLGATHER) {
+            long[] rows = new long[size];
+            for (int r = 0; r < size; r++) {
+                rows[r] = specs[r].rows();
+            }
+            return rows;
+        }
+        if (type == OpType.ALLTOALL) {
+            long[] matrix = new long[size * size];
+            for (int r = 0; r < size; r++) {
+                System.arraycopy(specs[r].splits, 0, matrix, r * size, size);
+            }
+            return matrix;
+        }
+        return new long[0];
+    }
+
+    private boolean allEqual(OpSpec[] specs) {
+        OpSpec first = null;
+        for (OpSpec s : specs) {
+            if (s == null) {
+                continue; // a joined rank
+            }
+            if (first == null) {
+                first = s;
+            } else if (!first.equals(s)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int firstRank(Pending p) {
+        for (int r = 0; r < p.specs.length; r++) {
+            if (p.specs[r] != null) {
+                return r;
+            }
+        }
+        throw new IllegalStateException("ready op '" + p.name + "' has no request");
+    }
+
+    /** Names some ranks asked for and others not, for longer than {@code afterNanos}. */
+    List<Stall> stalls(long nowNanos, long afterNanos) {
+        List<Stall> stalls = new ArrayList<>();
+        for (Pending p : pending.values()) {
+            if (nowNanos - p.firstNanos >= afterNanos) {
+                List<Integer> missing = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    if (p.specs[r] == null && !joined[r]) {
+                        missing.add(r);
+                    }
+                }
+                stalls.add(new Stall(p.name, missing, (nowNanos - p.firstNanos) / 1_000_000_000.0));
+            }
+        }
+        return stalls;
+    }
+
+    /** Fails, on every rank, the names stalled longer than {@code afterNanos}. */
+    void failStalled(long nowNanos, long afterNanos) {
+        for (Iterator<Pending> it = pending.values().iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (nowNanos - p.firstNanos >= afterNanos) {
+                it.remove();
+                List<Integer> missing = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    if (p.specs[r] == null && !joined[r]) {
+                        missing.add(r);
+                    }
+                }
+                OpSpec spec = p.specs[firstRank(p)];
+                out.add(error(spec.type, List.of(p.name), ErrorKind.STALLED, spec.type.label() + " '" + p.name
+                        + "' stalled: ranks " + missing + " did not submit it within "
+                        + (afterNanos / 1_000_000_000L) + " s (KOLO_STALL_SHUTDOWN)"));
+            }
+        }
+    }
+
+    int pendingCount() {
+        return pending.size();
+    }
+
+    /** A name some ranks are waiting on. */
+    record Stall(String name, List<Integer> missingRanks, double seconds) {
+    }
+
+    /** Requests collected so far for one name. */
+    private static final class Pending {
+        final String name;
+        final OpSpec[] specs;
+        final long firstNanos;
+        int count;
+
+        Pending(String name, int size, long firstNanos) {
+            this.name = name;
+            this.specs = new OpSpec[size];
+            this.firstNanos = firstNanos;
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.kolo.runtime;
+
+import dev.kolo.runtime.ring.Ring;
+import java.nio.ByteBuffer;
+
+/**
+ * The data plane of a generation of two or more ranks: the ring's collectives, numbered by a sequence that
+ * advances identically on every rank because every rank runs the same responses in the same order.
+ */
+final class RingDataPlane implements DataPlane {
+    private final Ring ring;
+    private final int size;
+    private final int[] countsA;
+    private final int[] countsB;
+    private long sequence;
+
+    RingDataPlane(Ring ring) {
+        this.ring = ring;
+        this.size = ring.size();
+        this.countsA = new int[size];
+        this.countsB = new int[size];
+    }
+
+    @Override
+    public void allreduce(ByteBuffer buf, int offset, int count, DType dtype, ReduceOp op, double prescale,
+                          double postscale) {
+        ring.allreduce(sequence++, buf, offset, count, dtype, op, prescale, postscale);
+    }
+
+    @Override
+    public void allgather(ByteBuffer buf, long[] bytesPerRank) {
+        ring.allgather(sequence++, buf, toInts(bytesPerRank, countsA));
+    }
+
+    @Override
+    public void broadcast(ByteBuffer buf, int offset, int bytes, int root) {
+        ring.broadcast(sequence++, buf, offset, bytes, root);
+    }
+
+    @Override
+    public void reducescatter(ByteBuffer buf, long[] elementsPerRank, DType dtype, ReduceOp op, double prescale,
+                              double postscale) {
+        ring.reducescatter(sequence++, buf, dtype, toInts(elementsPerRank, countsA), op, prescale, postscale);
+    }
+
+    @Override
+    public void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes) {
+        ring.alltoall(sequence++, send, toInts(sendBytes, countsA), recv, toInts(recvBytes, countsB));
+    }
+
+    @Override
+    public void abort(KoloException cause) {
+        ring.abort(cause);
+    }
+
+    @Override
+    public void close() {
+        ring.close();
+    }
+
+    private static int[] toInts(long[] values, int[] into) {
+        for (int i = 0; i < values.length; i++) {
+            into[i] = Math.toIntExact(values[i]);
+        }
+        return into;
+    }
+}

@@ -1,0 +1,287 @@
+package dev.kolo.runtime;
+
+import dev.kolo.runtime.ControlMessage.Assignment;
+import dev.kolo.runtime.ControlMessage.BarrierEnter;
+import dev.kolo.runtime.ControlMessage.BarrierRelease;
+import dev.kolo.runtime.ControlMessage.CoordinatorAnnounce;
+import dev.kolo.runtime.ControlMessage.Hello;
+import dev.kolo.runtime.ControlMessage.HelloReply;
+import dev.kolo.runtime.ControlMessage.MembersChanged;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker side of membership: asks the coordinator for a place until assigned, follows coordinator
+ * changes, aborts its generation when a member of it leaves, and takes the coordinator role when it becomes
+ * the oldest member. All state is confined to this verticle's context.
+ */
+final class WorkerVerticle extends VerticleBase {
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerVerticle.class);
+    private static final long HELLO_INTERVAL_MS = 300;
+
+    private final ClusterNode node;
+    private final WorkerInfo self;
+    private final AtomicReference<WorkerView> view;
+    private final DeliveryOptions control;
+    private final Promise<Assignment> firstAssignment = Promise.promise();
+    /** The rendezvous this worker waits for: the first one, or a later one after {@link #rejoin()}. */
+    private Promise<Assignment> joining = firstAssignment;
+    private final java.util.concurrent.atomic.AtomicBoolean changePending;
+    private final Map<Long, Promise<Void>> barriers = new HashMap<>();
+
+    private List<String> members = List.of();
+    private Assignment assignment;
+    private String coordinatorNode;
+    private long coordinatorGeneration;
+    private KoloException abortCause;
+    private HelloReply lastReply;
+    private boolean coordinatorDeployed;
+    private long nextBarrier;
+    private long helloTimer = -1;
+    private final List<Consumer<WorkerView>> viewListeners = new ArrayList<>();
+    private final CollectiveClient collectives;
+
+    private final Observability observability;
+
+    WorkerVerticle(ClusterNode node, WorkerInfo self, AtomicReference<WorkerView> view,
+                   CollectiveClient collectives, Observability observability,
+                   java.util.concurrent.atomic.AtomicBoolean changePending) {
+        this.changePending = changePending;
+        this.node = node;
+        this.observability = observability;
+        this.collectives = collectives;
+        this.self = self;
+        this.view = view;
+        this.control = new DeliveryOptions().setCodecName(ControlCodec.NAME).setSendTimeout(2000);
+    }
+
+    @Override
+    public Future<?> start() {
+        var bus = vertx.eventBus();
+        bus.<ControlMessage>localConsumer(node.addresses().membersLocal(node.nodeId()),
+                m -> onMembers((MembersChanged) m.body()));
+        members = node.members();
+        coordinatorNode = members.get(0);
+        helloTimer = vertx.setPeriodic(0, HELLO_INTERVAL_MS, id -> sendHello());
+        return bus.<ControlMessage>consumer(node.addresses().worker(node.nodeId()), this::onControl)
+                .completion()
+                .onSuccess(v -> maybeTakeCoordinatorRole());
+    }
+
+    /** Completes with the first assignment, or fails if the coordinator refuses this worker. */
+    Future<Assignment> firstAssignment() {
+        return firstAssignment.future();
+    }
+
+    /**
+     * Leaves the current generation (aborting it locally if it is still running) and asks the coordinator
+     * for a place in the next one. Completes with the new assignment.
+     */
+    Future<Assignment> rejoin() {
+        Promise<Assignment> next = Promise.promise();
+        context.runOnContext(v -> {
+            if (joining != null && !joining.future().isComplete()) {
+                joining.future().onComplete(next);
+                return;
+            }
+            if (assignment != null && abortCause == null) {
+                abortCause = new KoloException("generation " + assignment.generation() + " ended on this rank: it is "
+                        + "regrouping (rejoin)");
+                failPending(abortCause);
+                collectives.abort(abortCause);
+                observability.metrics.aborted(false);
+            }
+            changePending.set(false);
+            joining = next;
+            lastReply = null;
+            publishView();
+            vertx.cancelTimer(helloTimer);
+            helloTimer = vertx.setPeriodic(0, HELLO_INTERVAL_MS, id -> sendHello());
+        });
+        return next.future();
+    }
+
+    /** Runs a control-plane barrier across the current generation. */
+    Future<Void> barrier() {
+        Promise<Void> done = Promise.promise();
+        context.runOnContext(v -> {
+            if (assignment == null) {
+                done.fail(new KoloException("barrier before rendezvous completed"));
+                return;
+            }
+            if (abortCause != null) {
+                done.fail(abortCause);
+                return;
+            }
+            long sequence = nextBarrier++;
+            barriers.put(sequence, done);
+            int rank = view.get().rankOf(node.nodeId());
+            vertx.eventBus().send(node.addresses().coordinator(assignment.coordinatorNode()),
+                    new BarrierEnter(assignment.generation(), rank, sequence), control);
+        });
+        return done.future();
+    }
+
+    /** Registers a callback (run on this verticle's context) for every published view. */
+    void onView(Consumer<WorkerView> listener) {
+        context.runOnContext(v -> viewListeners.add(listener));
+    }
+
+    /** @return what the last coordinator reply said about the round, for a rendezvous timeout message */
+    Future<HelloReply> lastHelloReply() {
+        Promise<HelloReply> p = Promise.promise();
+        context.runOnContext(v -> p.complete(lastReply));
+        return p.future();
+    }
+
+    private void sendHello() {
+        Promise<Assignment> waiting = joining;
+        if (waiting == null || waiting.future().isComplete()) {
+            vertx.cancelTimer(helloTimer);
+            return;
+        }
+        long lastGeneration = assignment == null ? 0 : assignment.generation();
+        vertx.eventBus().<ControlMessage>request(node.addresses().coordinator(coordinatorNode),
+                        new Hello(self, lastGeneration), control)
+                .onSuccess(reply -> {
+                    HelloReply r = (HelloReply) reply.body();
+                    lastReply = r;
+                    if (!r.accepted()) {
+                        vertx.cancelTimer(helloTimer);
+                        waiting.tryFail(new KoloException(r.reason()));
+                    }
+                });
+        // Failures (no coordinator consumer yet, timeout) are retried on the next tick.
+    }
+
+    private void onControl(Message<ControlMessage> message) {
+        ControlMessage m = message.body();
+        if (m instanceof Assignment a) {
+            onAssignment(a);
+        } else if (m instanceof BarrierRelease r) {
+            if (assignment != null && r.generation() == assignment.generation()) {
+                Promise<Void> p = barriers.remove(r.sequence());
+                if (p != null) {
+                    p.tryComplete();
+                }
+            }
+        } else if (m instanceof ControlMessage.MembershipPending mp) {
+            if (assignment != null && mp.generation() == assignment.generation()) {
+                changePending.set(true);
+            }
+        } else if (m instanceof ControlMessage.OpResponse || m instanceof ControlMessage.JoinResponse) {
+            collectives.onResponse(m);
+        } else if (m instanceof CoordinatorAnnounce c) {
+            if (c.generation() >= coordinatorGeneration) {
+                coordinatorNode = c.coordinatorNode();
+                coordinatorGeneration = c.generation();
+                LOG.info("coordinator is now node {} for generation {}", shortId(c.coordinatorNode()),
+                        c.generation());
+                publishView();
+            }
+        } else {
+            LOG.warn("dropped unexpected control message {}", m.getClass().getSimpleName());
+        }
+    }
+
+    private void onAssignment(Assignment a) {
+        long current = assignment == null ? 0 : assignment.generation();
+        boolean forMe = a.workers().stream().anyMatch(w -> w.node().equals(node.nodeId()));
+        if (a.generation() <= current || !forMe) {
+            return; // stale generation, or not ours
+        }
+        assignment = a;
+        abortCause = null;
+        coordinatorNode = a.coordinatorNode();
+        coordinatorGeneration = a.generation();
+        vertx.cancelTimer(helloTimer);
+        boolean first = !firstAssignment.future().isComplete();
+        changePending.set(false);
+        publishView();
+        observability.metrics.generation(a.generation(), a.workers().size(), first);
+        collectives.onAssignment(a, view.get().self());
+        if (joining != null) {
+            joining.tryComplete(a);
+        }
+    }
+
+    private void onMembers(MembersChanged change) {
+        members = change.members();
+        for (String gone : change.removed()) {
+            WorkerInfo lost = view.get().worker(gone);
+            boolean coordinatorLost = gone.equals(coordinatorNode);
+            if ((lost != null || coordinatorLost) && assignment != null && abortCause == null) {
+                String who = lost != null ? "worker rank " + lost.rank() + " (" + lost.describe() + ")"
+                        : "the coordinator (node " + shortId(gone) + ")";
+                abortCause = new WorkerLostException(who + " left the cluster; generation "
+                        + assignment.generation() + " is aborted", lost != null ? lost.rank() : -1,
+                        lost != null ? lost.host() : null);
+                LOG.warn(abortCause.getMessage());
+                failPending(abortCause);
+                collectives.abort(abortCause);
+                observability.metrics.aborted(lost != null);
+            }
+        }
+        if (!members.isEmpty() && !members.contains(coordinatorNode)) {
+            // Every survivor sees the same member order, so each adopts the same successor (the oldest member)
+            // for the next generation at once; its announcement only confirms this.
+            coordinatorNode = members.get(0);
+            long next = (assignment == null ? 0 : assignment.generation()) + 1;
+            coordinatorGeneration = Math.max(coordinatorGeneration, next);
+            LOG.info("coordinator is now node {} for generation {}", shortId(coordinatorNode), coordinatorGeneration);
+        }
+        publishView();
+        maybeTakeCoordinatorRole();
+    }
+
+    private void maybeTakeCoordinatorRole() {
+        if (coordinatorDeployed || members.isEmpty() || !members.get(0).equals(node.nodeId())) {
+            return;
+        }
+        coordinatorDeployed = true;
+        long lastGeneration = assignment == null ? 0 : assignment.generation();
+        vertx.deployVerticle(new CoordinatorVerticle(node, lastGeneration, assignment, observability))
+                .onFailure(e -> LOG.error("cannot start the coordinator role", e));
+    }
+
+    private void failPending(KoloException cause) {
+        List<Promise<Void>> pending = new ArrayList<>(barriers.values());
+        barriers.clear();
+        pending.forEach(p -> p.tryFail(cause));
+    }
+
+    private void publishView() {
+        WorkerInfo me = null;
+        if (assignment != null) {
+            for (WorkerInfo w : assignment.workers()) {
+                if (w.node().equals(node.nodeId())) {
+                    me = w;
+                }
+            }
+        }
+        WorkerView v = new WorkerView(assignment, me, coordinatorNode, coordinatorGeneration, abortCause);
+        view.set(v);
+        viewListeners.forEach(l -> l.accept(v));
+    }
+
+    @Override
+    public Future<?> stop() {
+        failPending(new KoloException("worker is closing"));
+        return Future.succeededFuture();
+    }
+
+    static String shortId(String node) {
+        return node == null ? "-" : node.substring(0, Math.min(8, node.length()));
+    }
+}

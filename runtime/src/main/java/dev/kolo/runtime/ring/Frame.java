@@ -1,0 +1,12 @@
+package dev.kolo.runtime.ring;
+
+/**
+ * Data frame header, little-endian: generation (8), op sequence (8), chunk index (4), payload length (4).
+ * Both sides derive every frame's header from the agreed op, so the receiver checks all four fields.
+ */
+final class Frame {
+    static final int HEADER_BYTES = 24;
+
+    private Frame() {
+    }
+}

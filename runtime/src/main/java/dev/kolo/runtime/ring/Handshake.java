@@ -1,0 +1,106 @@
+package dev.kolo.runtime.ring;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The first bytes on every data connection. The connecting side sends a hello naming job, generation and
+ * both ranks; the accepting side answers with an ack (accepted, or rejected with a reason) only once the
+ * ring of that generation has claimed the connection and checked the ranks, so each side has checked the
+ * other before any data flows.
+ */
+final class Handshake {
+    static final int MAGIC = 0x4B4F4C4F; // "KOLO"
+    static final short VERSION = 1;
+    /** Connection between ring neighbours, sender = left neighbour of receiver. */
+    static final byte KIND_RING = 1;
+    /** Connection between two non-neighbours, opened on demand for alltoall; the lower rank connects. */
+    static final byte KIND_DIRECT = 2;
+    static final int HELLO_FIXED_BYTES = 30;
+    static final int ACK_FIXED_BYTES = 22;
+    static final int MAX_TEXT_BYTES = 1024;
+    static final short ACCEPTED = 0;
+    static final short REJECTED = 1;
+
+    private Handshake() {
+    }
+
+    /** A decoded hello. */
+    record Hello(byte kind, long generation, int senderRank, int receiverRank, int size, String job) {
+        String describe() {
+            return (kind == KIND_RING ? "ring" : "direct") + " connection of job '" + job + "' generation "
+                    + generation + " from rank " + senderRank + " to rank " + receiverRank + " (size " + size + ")";
+        }
+    }
+
+    /** A decoded ack. */
+    record Ack(short status, long generation, int rank, String reason) {
+    }
+
+    static ByteBuffer encodeHello(Hello h) {
+        byte[] job = h.job().getBytes(StandardCharsets.UTF_8);
+        if (job.length > MAX_TEXT_BYTES) {
+            throw new IllegalArgumentException("job name longer than " + MAX_TEXT_BYTES + " bytes");
+        }
+        ByteBuffer b = ByteBuffer.allocate(HELLO_FIXED_BYTES + job.length);
+        b.putInt(MAGIC).putShort(VERSION).put(h.kind()).put((byte) 0).putLong(h.generation())
+                .putInt(h.senderRank()).putInt(h.receiverRank()).putInt(h.size()).putShort((short) job.length)
+                .put(job).flip();
+        return b;
+    }
+
+    /**
+     * @param fixed the first {@link #HELLO_FIXED_BYTES} bytes, flipped
+     * @return length of the job name that follows
+     * @throws IllegalArgumentException on a wrong magic, version or length
+     */
+    static int helloTextLength(ByteBuffer fixed) {
+        checkMagicAndVersion(fixed.getInt(0), fixed.getShort(4));
+        int len = fixed.getShort(28) & 0xFFFF;
+        if (len > MAX_TEXT_BYTES) {
+            throw new IllegalArgumentException("job name of " + len + " bytes");
+        }
+        return len;
+    }
+
+    static Hello decodeHello(ByteBuffer fixed, ByteBuffer text) {
+        byte kind = fixed.get(6);
+        if (kind != KIND_RING && kind != KIND_DIRECT) {
+            throw new IllegalArgumentException("unknown connection kind " + kind);
+        }
+        return new Hello(kind, fixed.getLong(8), fixed.getInt(16), fixed.getInt(20), fixed.getInt(24),
+                new String(text.array(), 0, text.limit(), StandardCharsets.UTF_8));
+    }
+
+    static ByteBuffer encodeAck(short status, long generation, int rank, String reason) {
+        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
+        int len = Math.min(r.length, MAX_TEXT_BYTES);
+        ByteBuffer b = ByteBuffer.allocate(ACK_FIXED_BYTES + len);
+        b.putInt(MAGIC).putShort(VERSION).putShort(status).putLong(generation).putInt(rank).putShort((short) len)
+                .put(r, 0, len).flip();
+        return b;
+    }
+
+    static int ackTextLength(ByteBuffer fixed) {
+        checkMagicAndVersion(fixed.getInt(0), fixed.getShort(4));
+        int len = fixed.getShort(20) & 0xFFFF;
+        if (len > MAX_TEXT_BYTES) {
+            throw new IllegalArgumentException("ack reason of " + len + " bytes");
+        }
+        return len;
+    }
+
+    static Ack decodeAck(ByteBuffer fixed, ByteBuffer text) {
+        return new Ack(fixed.getShort(6), fixed.getLong(8), fixed.getInt(16),
+                new String(text.array(), 0, text.limit(), StandardCharsets.UTF_8));
+    }
+
+    private static void checkMagicAndVersion(int magic, short version) {
+        if (magic != MAGIC) {
+            throw new IllegalArgumentException(String.format("not a Kolo data-plane peer (magic 0x%08x)", magic));
+        }
+        if (version != VERSION) {
+            throw new IllegalArgumentException("data-plane protocol version " + version + ", expected " + VERSION);
+        }
+    }
+}

@@ -1,0 +1,46 @@
+package dev.kolo.runtime.ring;
+
+import dev.kolo.runtime.DType;
+import dev.kolo.runtime.ReduceOp;
+import java.nio.ByteBuffer;
+
+/**
+ * Ring allreduce: reduce-scatter then allgather, 2(n-1) steps, each rank sending and receiving
+ * 2(n-1)/n of the buffer, pipelined chunk by chunk. Each block is reduced (and scaled) by exactly one
+ * rank and then copied, so every rank ends with the same bytes.
+ */
+final class RingAllreduce {
+    private final Transport transport;
+    private final Link left;
+    private final Link right;
+    private final BlockRingSchedule schedule;
+    private final Reducer reducer;
+    private final int chunkBytes;
+
+    RingAllreduce(Transport transport, Link left, Link right, BlockRingSchedule schedule, Reducer reducer,
+            int chunkBytes) {
+        this.transport = transport;
+        this.left = left;
+        this.right = right;
+        this.schedule = schedule;
+        this.reducer = reducer;
+        this.chunkBytes = chunkBytes;
+    }
+
+    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op, double prescale,
+            double postscale) {
+        int size = transport.size;
+        if (prescale != 1.0) {
+            view.clear();
+            reducer.scale(dtype, view, offset, count, prescale);
+        }
+        double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
+        int esize = dtype.byteSize();
+        int[] bounds = schedule.bounds;
+        for (int b = 0; b <= size; b++) {
+            bounds[b] = offset + (int) Schedule.split(count, size, b) * esize;
+        }
+        schedule.configure(sendView, view, 1, true, true, dtype, esize, op, finalScale, chunkBytes);
+        transport.run(schedule, right, left, seq);
+    }
+}

@@ -1,0 +1,253 @@
+package dev.kolo.runtime.train;
+
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Tensor;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * Averages gradients over all ranks of a job and applies them, like Horovod's {@code DistributedOptimizer}.
+ *
+ * <p>Per backward pass: call {@link #gradientReady(Parameter)} for each parameter as soon as the backward
+ * pass has written its gradient (last layer first); on the last pass of a step this starts an asynchronous
+ * in-place allreduce (AVERAGE) of that gradient, so the exchange of the later layers overlaps the backward
+ * pass of the earlier ones, and the runtime fuses small gradients into one ring operation. Then call
+ * {@link #step(double)}: it waits for the averaged gradients and applies the {@link UpdateRule}.
+ *
+ * <p>With {@code backwardPassesPerStep = k > 1} the first k-1 calls of {@code step} only accumulate the
+ * local gradients (no communication, no update); the k-th exchanges their mean and updates. The averaged
+ * gradient is thus the mean over {@code size * k} micro-batches.
+ *
+ * <p>Every rank must register the same parameters (names and shapes) and call {@code step} the same number
+ * of times. One training thread per optimizer; a step allocates no gradient-sized memory.
+ */
+public final class DistributedOptimizer {
+    private final Kolo kolo;
+    private final List<GradientSlot> slots;
+    private final Map<Parameter, Integer> indexOf = new IdentityHashMap<>();
+    private final List<CompletableFuture<Tensor>> pending;
+    private final boolean[] submitted;
+    private final UpdateRule rule;
+    private final Compression compression;
+    private final int passesPerStep;
+    private int passInStep;
+    private long passes;
+    private long steps;
+
+    private DistributedOptimizer(Builder b) {
+        this.kolo = b.kolo;
+        this.rule = b.rule;
+        this.compression = b.compression;
+        this.passesPerStep = b.passesPerStep;
+        List<GradientSlot> s = new ArrayList<>(b.parameters.size());
+        for (Parameter p : b.parameters) {
+            GradientSlot slot = new GradientSlot(p, b.prefix + p.name(), compression);
+            indexOf.put(p, s.size());
+            s.add(slot);
+        }
+        this.slots = Collections.unmodifiableList(s);
+        this.pending = new ArrayList<>(Collections.nCopies(s.size(), null));
+        this.submitted = new boolean[s.size()];
+    }
+
+    /**
+     * @param parameters the model's parameters, each with a name unique within the model and equal on every
+     *                   rank; their order is the order of {@link #broadcastParameters}
+     */
+    public static Builder builder(Kolo kolo, List<Parameter> parameters) {
+        return new Builder(kolo, parameters);
+    }
+
+    /**
+     * Overwrites every parameter with rank {@code rootRank}'s values, so all ranks start from the same model
+     * (call once after initialising or restoring the model, on every rank).
+     */
+    public void broadcastParameters(int rootRank) {
+        List<CompletableFuture<Tensor>> results = new ArrayList<>(slots.size());
+        for (GradientSlot s : slots) {
+            results.add(kolo.broadcastAsync("param." + s.wireName, s.stageValues(), rootRank));
+        }
+        for (int i = 0; i < slots.size(); i++) {
+            Tensor t = await(results.get(i));
+            t.buffer().asFloatBuffer().get(slots.get(i).parameter.values());
+        }
+    }
+
+    /**
+     * Tells the optimizer that {@code p.gradient()} now holds this backward pass's gradient. On the last pass
+     * of a step the gradient is copied (compressed if asked) and its allreduce starts at once; the array may
+     * be overwritten as soon as this returns. At most once per parameter per pass.
+     *
+     * @throws IllegalArgumentException if {@code p} was not registered or was already reported this pass
+     */
+    public void gradientReady(Parameter p) {
+        Integer index = indexOf.get(p);
+        if (index == null) {
+            throw new IllegalArgumentException(p + " is not a parameter of this optimizer");
+        }
+        int i = index;
+        GradientSlot slot = slots.get(i);
+        if (submitted[i]) {
+            throw new IllegalArgumentException(p + " was reported twice in one backward pass");
+        }
+        submitted[i] = true;
+        if (passInStep < passesPerStep - 1) {
+            slot.accumulate(passInStep == 0);
+            return;
+        }
+        Tensor wire = slot.pack(passesPerStep > 1);
+        // AVERAGE divides by the number of ranks; the prescale by the number of accumulated passes.
+        pending.set(i, kolo.allreduceInPlaceAsync(slot.wireName, wire, ReduceOp.AVERAGE, 1.0 / passesPerStep, 1.0));
+    }
+
+    /**
+     * Ends a backward pass. On the last pass of a step, starts the exchange of any gradient not yet reported,
+     * waits for all of them and leaves the average over ranks and passes in every {@code p.gradient()}.
+     *
+     * @return true if this pass completed a step (gradients were exchanged), false if it only accumulated
+     * @throws KoloException if a collective fails (e.g. {@code WorkerLostException} when a rank dies)
+     */
+    public boolean synchronize() {
+        for (int i = 0; i < slots.size(); i++) {
+            if (!submitted[i]) {
+                gradientReady(slots.get(i).parameter);
+            }
+        }
+        java.util.Arrays.fill(submitted, false);
+        passes++;
+        if (passInStep < passesPerStep - 1) {
+            passInStep++;
+            return false;
+        }
+        passInStep = 0;
+        for (int i = 0; i < slots.size(); i++) {
+            await(pending.get(i));
+            pending.set(i, null);
+            slots.get(i).unpack();
+        }
+        steps++;
+        return true;
+    }
+
+    /**
+     * {@link #synchronize()}, then, if a step completed, the update rule on every parameter.
+     *
+     * @return true if the parameters were updated
+     */
+    public boolean step(double learningRate) {
+        if (!synchronize()) {
+            return false;
+        }
+        for (GradientSlot s : slots) {
+            rule.apply(s.parameter, learningRate);
+        }
+        return true;
+    }
+
+    /** @return backward passes completed so far */
+    public long passes() {
+        return passes;
+    }
+
+    /** @return optimizer steps (parameter updates) completed so far */
+    public long steps() {
+        return steps;
+    }
+
+    /** @return backward passes accumulated into each step */
+    public int backwardPassesPerStep() {
+        return passesPerStep;
+    }
+
+    /** @return how gradients travel */
+    public Compression compression() {
+        return compression;
+    }
+
+    /** @return the parameters, in registration order */
+    public List<Parameter> parameters() {
+        List<Parameter> ps = new ArrayList<>(slots.size());
+        slots.forEach(s -> ps.add(s.parameter));
+        return ps;
+    }
+
+    /** @return the update rule (e.g. to checkpoint an {@link Sgd}'s momentum) */
+    public UpdateRule updateRule() {
+        return rule;
+    }
+
+    private static Tensor await(CompletableFuture<Tensor> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new KoloException(String.valueOf(cause), cause);
+        }
+    }
+
+    /** Settings of a {@link DistributedOptimizer}. */
+    public static final class Builder {
+        private final Kolo kolo;
+        private final List<Parameter> parameters;
+        private UpdateRule rule = new Sgd(0, 0);
+        private Compression compression = Compression.NONE;
+        private int passesPerStep = 1;
+        private String prefix = "grad.";
+
+        private Builder(Kolo kolo, List<Parameter> parameters) {
+            this.kolo = Objects.requireNonNull(kolo, "kolo");
+            this.parameters = List.copyOf(parameters);
+            Set<String> names = new HashSet<>();
+            for (Parameter p : this.parameters) {
+                if (!names.add(p.name())) {
+                    throw new IllegalArgumentException("two parameters are named '" + p.name()
+                            + "'; names identify gradients across ranks and must be unique");
+                }
+            }
+        }
+
+        /** The local optimizer applied to averaged gradients; default plain SGD. */
+        public Builder updateRule(UpdateRule rule) {
+            this.rule = Objects.requireNonNull(rule, "rule");
+            return this;
+        }
+
+        /** How gradients travel; default {@link Compression#NONE}. */
+        public Builder compression(Compression compression) {
+            this.compression = Objects.requireNonNull(compression, "compression");
+            return this;
+        }
+
+        /** Backward passes accumulated locally per exchange and update; default 1. */
+        public Builder backwardPassesPerStep(int passes) {
+            if (passes < 1) {
+                throw new IllegalArgumentException("backwardPassesPerStep must be at least 1 (got " + passes + ")");
+            }
+            this.passesPerStep = passes;
+            return this;
+        }
+
+        /** Prefix of the collective names, so two optimizers in one job do not collide; default "grad.". */
+        public Builder namePrefix(String prefix) {
+            this.prefix = Objects.requireNonNull(prefix, "prefix");
+            return this;
+        }
+
+        public DistributedOptimizer build() {
+            return new DistributedOptimizer(this);
+        }
+    }
+}

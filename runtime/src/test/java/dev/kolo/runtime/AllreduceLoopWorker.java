@@ -1,0 +1,39 @@
+package dev.kolo.runtime;
+
+/**
+ * A worker process for failure tests: allreduces 64 MiB in a loop until a peer is lost, then prints how
+ * the loss surfaced and exits with status 3. Ends itself when its standard input closes.
+ */
+public final class AllreduceLoopWorker {
+    private AllreduceLoopWorker() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Thread stdinWatch = new Thread(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // the parent closes stdin to stop us
+                }
+            } catch (java.io.IOException ignored) {
+                // parent gone
+            }
+            System.exit(0);
+        });
+        stdinWatch.setDaemon(true);
+        stdinWatch.start();
+        try (Kolo kolo = Kolo.init()) {
+            Tensor t = Tensor.allocate(DType.FLOAT32, 16 << 20);
+            System.out.println("loop rank=" + kolo.rank() + " pid=" + ProcessHandle.current().pid());
+            for (long i = 0; ; i++) {
+                try {
+                    kolo.allreduceInPlace("grad", t, ReduceOp.SUM);
+                } catch (WorkerLostException e) {
+                    System.out.println("loop lost at=" + System.currentTimeMillis() + " rank=" + kolo.rank()
+                            + " message=" + e.getMessage());
+                    System.exit(3);
+                }
+                System.out.println("loop iteration=" + i + " rank=" + kolo.rank());
+            }
+        }
+    }
+}

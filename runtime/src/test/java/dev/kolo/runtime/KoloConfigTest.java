@@ -1,0 +1,73 @@
+package dev.kolo.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class KoloConfigTest {
+
+    private static KoloConfig from(Map<String, String> env) {
+        return KoloConfig.fromSource(env::get);
+    }
+
+    private static String error(Map<String, String> env) {
+        return assertThrows(IllegalArgumentException.class, () -> from(env)).getMessage();
+    }
+
+    @Test
+    void defaultsAreALocalSingleWorker() {
+        KoloConfig c = from(Map.of());
+        assertEquals(1, c.np());
+        assertEquals(Discovery.LOCAL, c.discovery());
+        assertEquals("127.0.0.1", c.host());
+        assertFalse(c.elastic());
+        assertTrue(c.rankHint().isEmpty());
+    }
+
+    @Test
+    void environmentIsRead() {
+        KoloConfig c = from(Map.of("KOLO_JOB", "train-1", "KOLO_NP", "4", "KOLO_MIN_NP", "2", "KOLO_MAX_NP", "6",
+                "KOLO_RENDEZVOUS_TIMEOUT", "2.5", "KOLO_DATA_PORT", "7070", "KOLO_RANK_HINT", "3"));
+        assertEquals("train-1", c.jobName());
+        assertEquals(4, c.np());
+        assertEquals(2, c.minNp());
+        assertEquals(6, c.maxNp());
+        assertTrue(c.elastic());
+        assertEquals(Duration.ofMillis(2500), c.rendezvousTimeout());
+        assertEquals(7070, c.dataPort());
+        assertEquals(3, c.rankHint().getAsInt());
+    }
+
+    @Test
+    void podOrdinalIsTheRankHintOnKubernetes() {
+        KoloConfig c = from(Map.of("KOLO_DISCOVERY", "kubernetes", "KOLO_SERVICE_DNS", "w.default.svc",
+                "HOSTNAME", "kolo-worker-7", "KOLO_HOST", "10.0.0.7"));
+        assertEquals(7, c.rankHint().getAsInt());
+    }
+
+    @Test
+    void badValuesNameTheSettingAndTheFix() {
+        assertTrue(error(Map.of("KOLO_NP", "0")).contains("KOLO_NP (--np) must be at least 1"));
+        assertTrue(error(Map.of("KOLO_NP", "four")).contains("KOLO_NP must be a whole number (got 'four')"));
+        assertTrue(error(Map.of("KOLO_DISCOVERY", "dns")).contains("local, members or kubernetes"));
+        assertTrue(error(Map.of("KOLO_DISCOVERY", "members")).contains("needs KOLO_MEMBERS"));
+        assertTrue(error(Map.of("KOLO_DISCOVERY", "members", "KOLO_MEMBERS", "a:99999"))
+                .contains("invalid port '99999'"));
+        assertTrue(error(Map.of("KOLO_DATA_PORT", "70000")).contains("KOLO_DATA_PORT (--data-port) must be 0-65535"));
+        assertTrue(error(Map.of("KOLO_NP", "2", "KOLO_MIN_NP", "3")).contains("must not exceed KOLO_NP"));
+        assertTrue(error(Map.of("KOLO_JOB", "bad name")).contains("KOLO_JOB must be"));
+        assertTrue(error(Map.of("KOLO_DISCOVERY", "kubernetes")).contains("KOLO_SERVICE_DNS"));
+    }
+
+    @Test
+    void propertyNamesFollowTheVariables() {
+        assertEquals("kolo.min.np", KoloConfig.SettingSource.propertyName("KOLO_MIN_NP"));
+        assertEquals(List.of("a:1", "b"), KoloConfig.splitList(" a:1, ,b "));
+    }
+}

@@ -1,0 +1,99 @@
+package dev.kolo.runtime;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.IntFunction;
+
+/** Starts several real workers of one job in this JVM, concurrently, as a job's processes would. */
+final class LocalJob implements AutoCloseable {
+    private static final java.util.Map<String, Integer> PORTS = new java.util.concurrent.ConcurrentHashMap<>();
+    final String name;
+    final List<Kolo> workers;
+
+    private LocalJob(String name, List<Kolo> workers) {
+        this.name = name;
+        this.workers = workers;
+    }
+
+    static String uniqueName(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static final java.util.concurrent.atomic.AtomicInteger NEXT_RANGE =
+            new java.util.concurrent.atomic.AtomicInteger(new java.util.Random().nextInt(400));
+
+    /**
+     * A job of its own port range: jobs sharing a range stay apart too (see RendezvousFailureTest), but each
+     * join then probes the other job's members, which costs seconds a test need not spend.
+     */
+    static int freshPortRange() {
+        return 12000 + KoloConfig.LOCAL_PORT_COUNT * (NEXT_RANGE.getAndIncrement() % 500);
+    }
+
+    static KoloConfig.Builder config(String job, int np) {
+        return KoloConfig.builder().jobName(job).np(np).metricsPort(0)
+                .clusterPort(PORTS.computeIfAbsent(job, j -> freshPortRange()))
+                .rendezvousTimeout(Duration.ofSeconds(60));
+    }
+
+    static LocalJob start(int np) {
+        String job = uniqueName("job");
+        return start(job, np, i -> config(job, np).build());
+    }
+
+    /** Starts {@code n} workers with the configs given; fails (closing any started) if one fails. */
+    static LocalJob start(String job, int n, IntFunction<KoloConfig> configs) {
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<Kolo>> futures = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                KoloConfig c = configs.apply(i);
+                futures.add(pool.submit(() -> Kolo.init(c)));
+            }
+            List<Kolo> started = new ArrayList<>();
+            Exception failure = null;
+            for (Future<Kolo> f : futures) {
+                try {
+                    started.add(f.get());
+                } catch (Exception e) {
+                    failure = failure == null ? e : failure;
+                }
+            }
+            if (failure != null) {
+                started.forEach(Kolo::close);
+                throw new IllegalStateException("job " + job + " did not form", failure);
+            }
+            return new LocalJob(job, started);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Runs {@code action} on every worker concurrently (as their training loops would) and returns results. */
+    <T> List<T> onAll(java.util.function.Function<Kolo, T> action) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(workers.size());
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (Kolo k : workers) {
+                futures.add(pool.submit(() -> action.apply(k)));
+            }
+            List<T> out = new ArrayList<>();
+            for (Future<T> f : futures) {
+                out.add(f.get());
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Override
+    public void close() {
+        workers.parallelStream().forEach(Kolo::close);
+    }
+}

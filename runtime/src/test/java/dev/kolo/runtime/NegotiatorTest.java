@@ -1,0 +1,173 @@
+package dev.kolo.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kolo.runtime.ControlMessage.ErrorKind;
+import dev.kolo.runtime.ControlMessage.JoinResponse;
+import dev.kolo.runtime.ControlMessage.OpResponse;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class NegotiatorTest {
+
+    private static OpSpec allreduce(String name, DType dtype, long... shape) {
+        return new OpSpec(name, OpType.ALLREDUCE, dtype, shape, ReduceOp.SUM, 1, 1, 0, null);
+    }
+
+    private static OpResponse only(List<ControlMessage> out) {
+        assertEquals(1, out.size(), "responses: " + out);
+        return (OpResponse) out.get(0);
+    }
+
+    @Test
+    void readyOnlyWhenEveryRankAsked() {
+        Negotiator n = new Negotiator(3, 1, 0, 16);
+        n.onRequest(0, allreduce("g", DType.FLOAT32, 4), 0);
+        n.onRequest(2, allreduce("g", DType.FLOAT32, 4), 0);
+        assertTrue(n.drain().isEmpty());
+        n.onRequest(1, allreduce("g", DType.FLOAT32, 4), 0);
+        OpResponse r = only(n.drain());
+        assertEquals(0, r.sequence());
+        assertFalse(r.failed());
+        assertEquals("g", r.entries().get(0).name());
+    }
+
+    @Test
+    void mismatchNamesTensorAttributeAndRanks() {
+        Negotiator n = new Negotiator(3, 1, 0, 16);
+        n.onRequest(0, allreduce("w", DType.FLOAT32, 3, 4), 0);
+        n.onRequest(1, allreduce("w", DType.FLOAT32, 4, 3), 0);
+        n.onRequest(2, allreduce("w", DType.FLOAT32, 3, 4), 0);
+        OpResponse r = only(n.drain());
+        assertEquals(ErrorKind.MISMATCH, r.errorKind());
+        assertEquals("allreduce 'w': shape differs between ranks: ranks 0, 2 have [3, 4]; rank 1 has [4, 3]. "
+                + "Submit the same shape on every rank", r.error());
+        // The next op still works.
+        for (int rank = 0; rank < 3; rank++) {
+            n.onRequest(rank, allreduce("w", DType.FLOAT32, 3, 4), 0);
+        }
+        assertFalse(only(n.drain()).failed());
+    }
+
+    @Test
+    void dtypeOpScaleAndRootMismatchesAreCaught() {
+        Negotiator n = new Negotiator(2, 1, 0, 16);
+        n.onRequest(0, allreduce("a", DType.FLOAT32, 2), 0);
+        n.onRequest(1, allreduce("a", DType.FLOAT64, 2), 0);
+        assertTrue(only(n.drain()).error().contains("dtype differs"));
+        n.onRequest(0, new OpSpec("b", OpType.ALLREDUCE, DType.INT32, new long[] {2}, ReduceOp.MIN, 1, 1, 0, null), 0);
+        n.onRequest(1, new OpSpec("b", OpType.ALLREDUCE, DType.INT32, new long[] {2}, ReduceOp.MAX, 1, 1, 0, null), 0);
+        assertTrue(only(n.drain()).error().contains("reduce op differs"));
+        n.onRequest(0, new OpSpec("c", OpType.ALLREDUCE, DType.INT32, new long[] {2}, ReduceOp.SUM, 2, 1, 0, null), 0);
+        n.onRequest(1, new OpSpec("c", OpType.ALLREDUCE, DType.INT32, new long[] {2}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        assertTrue(only(n.drain()).error().contains("prescale differs"));
+        n.onRequest(0, new OpSpec("d", OpType.BROADCAST, DType.INT32, new long[] {2}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        n.onRequest(1, new OpSpec("d", OpType.BROADCAST, DType.INT32, new long[] {2}, ReduceOp.SUM, 1, 1, 1, null), 0);
+        assertTrue(only(n.drain()).error().contains("root rank differs"));
+        n.onRequest(0, new OpSpec("e", OpType.BROADCAST, DType.INT32, new long[] {2}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        n.onRequest(1, allreduce("e", DType.INT32, 2), 0);
+        assertTrue(only(n.drain()).error().contains("op type differs"));
+    }
+
+    @Test
+    void allgatherMayDifferInDimZeroOnly() {
+        Negotiator n = new Negotiator(2, 1, 0, 16);
+        n.onRequest(0, new OpSpec("g", OpType.ALLGATHER, DType.FLOAT32, new long[] {17, 3}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        n.onRequest(1, new OpSpec("g", OpType.ALLGATHER, DType.FLOAT32, new long[] {32, 3}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        OpResponse r = only(n.drain());
+        assertFalse(r.failed());
+        assertEquals(List.of(17L, 32L), java.util.Arrays.stream(r.entries().get(0).perRank()).boxed().toList());
+        n.onRequest(0, new OpSpec("h", OpType.ALLGATHER, DType.FLOAT32, new long[] {1, 3}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        n.onRequest(1, new OpSpec("h", OpType.ALLGATHER, DType.FLOAT32, new long[] {1, 4}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        assertTrue(only(n.drain()).error().contains("shape (beyond dim 0) differs"));
+    }
+
+    @Test
+    void readyAllreducesFuseUpToTheThreshold() {
+        Negotiator n = new Negotiator(2, 1, 100, 16);
+        // Both ranks submit a burst before the coordinator drains: 3 x 40 bytes with a 100-byte threshold.
+        for (String name : List.of("a", "b", "c")) {
+            n.onRequest(0, allreduce(name, DType.FLOAT32, 10), 0);
+            n.onRequest(1, allreduce(name, DType.FLOAT32, 10), 0);
+        }
+        n.onRequest(0, allreduce("d", DType.FLOAT64, 1), 0);
+        n.onRequest(1, allreduce("d", DType.FLOAT64, 1), 0);
+        List<ControlMessage> out = n.drain();
+        assertEquals(3, out.size());
+        assertEquals(List.of("a", "b"), ((OpResponse) out.get(0)).entries().stream().map(e -> e.name()).toList());
+        // A different dtype never fuses with float32, but it may go before the next float32 batch.
+        assertEquals(List.of("c"), ((OpResponse) out.get(1)).entries().stream().map(e -> e.name()).toList());
+        assertEquals(List.of("d"), ((OpResponse) out.get(2)).entries().stream().map(e -> e.name()).toList());
+        Negotiator off = new Negotiator(2, 1, 0, 16);
+        for (String name : List.of("a", "b")) {
+            off.onRequest(0, allreduce(name, DType.FLOAT32, 10), 0);
+            off.onRequest(1, allreduce(name, DType.FLOAT32, 10), 0);
+        }
+        assertEquals(2, off.drain().size(), "threshold 0 disables fusion");
+    }
+
+    @Test
+    void cachedRequestsResolveAndResponsesCarryIdsOnly() {
+        Negotiator n = new Negotiator(2, 1, 0, 2);
+        OpSpec a = allreduce("a", DType.FLOAT32, 8);
+        n.onRequest(0, a, 0);
+        n.onRequest(1, a, 0);
+        OpResponse first = only(n.drain());
+        int id = first.entries().get(0).cacheId();
+        assertTrue(id >= 0);
+        assertNotNull(first.entries().get(0).spec(), "first time: full spec so ranks can fill their caches");
+        assertTrue(n.onCachedRequest(0, id, 0));
+        assertTrue(n.onCachedRequest(1, id, 0));
+        OpResponse second = only(n.drain());
+        assertEquals(id, second.entries().get(0).cacheId());
+        assertNull(second.entries().get(0).spec(), "cache hit: no metadata crosses the wire");
+        assertFalse(n.onCachedRequest(0, 12345, 0));
+        // Two more distinct specs evict the least recently used with capacity 2.
+        for (String name : List.of("b", "c")) {
+            n.onRequest(0, allreduce(name, DType.FLOAT32, 8), 0);
+            n.onRequest(1, allreduce(name, DType.FLOAT32, 8), 0);
+        }
+        List<ControlMessage> out = n.drain();
+        assertEquals(List.of(id), ((OpResponse) out.get(1)).evicted());
+        assertTrue(n.onCachedRequest(0, id, 0), "a recently evicted id still resolves");
+    }
+
+    @Test
+    void joinedRanksCountForAllreduceAndFailOthers() {
+        Negotiator n = new Negotiator(3, 1, 0, 16);
+        n.onJoin(2);
+        n.onRequest(0, allreduce("g", DType.FLOAT32, 4), 0);
+        n.onRequest(1, allreduce("g", DType.FLOAT32, 4), 0);
+        assertFalse(only(n.drain()).failed());
+        n.onRequest(0, new OpSpec("x", OpType.ALLGATHER, DType.FLOAT32, new long[] {1}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        n.onRequest(1, new OpSpec("x", OpType.ALLGATHER, DType.FLOAT32, new long[] {1}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        OpResponse r = only(n.drain());
+        assertEquals(ErrorKind.INVALID, r.errorKind());
+        assertTrue(r.error().contains("cannot run while ranks [2] have joined"), r.error());
+        n.onJoin(0);
+        assertTrue(n.drain().isEmpty());
+        n.onJoin(1);
+        JoinResponse j = (JoinResponse) n.drain().get(0);
+        assertEquals(1, j.lastRank());
+    }
+
+    @Test
+    void stallsNameTheMissingRanksAndCanFailTheOp() {
+        Negotiator n = new Negotiator(3, 1, 0, 16);
+        n.onRequest(0, allreduce("slow", DType.FLOAT32, 1), 0);
+        n.onRequest(2, allreduce("slow", DType.FLOAT32, 1), 0);
+        assertTrue(n.stalls(1_000_000_000L, 2_000_000_000L).isEmpty());
+        Negotiator.Stall s = n.stalls(3_000_000_000L, 2_000_000_000L).get(0);
+        assertEquals("slow", s.name());
+        assertEquals(List.of(1), s.missingRanks());
+        n.failStalled(3_000_000_000L, 2_000_000_000L);
+        OpResponse r = only(n.drain());
+        assertEquals(ErrorKind.STALLED, r.errorKind());
+        assertTrue(r.error().contains("ranks [1] did not submit it"), r.error());
+        assertEquals(0, n.pendingCount());
+    }
+}

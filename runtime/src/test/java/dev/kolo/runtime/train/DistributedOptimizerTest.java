@@ -1,0 +1,205 @@
+package dev.kolo.runtime.train;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.KoloConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The optimizer on a real three-worker job in this JVM, shared by all cases. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class DistributedOptimizerTest {
+    private static final int NP = 3;
+    private static List<Kolo> workers;
+
+    @BeforeAll
+    static void formJob() throws Exception {
+        String job = "train-" + UUID.randomUUID().toString().substring(0, 8);
+        int port = 12000 + 20 * (500 + new Random().nextInt(400));
+        ExecutorService pool = Executors.newFixedThreadPool(NP);
+        try {
+            List<Future<Kolo>> f = new ArrayList<>();
+            for (int i = 0; i < NP; i++) {
+                KoloConfig c = KoloConfig.builder().jobName(job).np(NP).metricsPort(0).clusterPort(port)
+                        .rendezvousTimeout(Duration.ofSeconds(60)).build();
+                f.add(pool.submit(() -> Kolo.init(c)));
+            }
+            workers = new ArrayList<>();
+            for (Future<Kolo> k : f) {
+                workers.add(k.get());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @AfterAll
+    static void leave() {
+        if (workers != null) {
+            workers.parallelStream().forEach(Kolo::close);
+        }
+    }
+
+    private static <T> List<T> onAll(Function<Kolo, T> action) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(NP);
+        try {
+            List<Future<T>> f = new ArrayList<>();
+            for (Kolo k : workers) {
+                f.add(pool.submit(() -> action.apply(k)));
+            }
+            List<T> out = new ArrayList<>();
+            for (Future<T> r : f) {
+                out.add(r.get(100, TimeUnit.SECONDS));
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Gradient of rank r, pass p, element i: distinct per rank and pass so averaging is visible. */
+    private static float grad(int rank, int pass, int i) {
+        return (rank + 1) * 0.5f + pass * 0.25f + i * 0.125f;
+    }
+
+    private static float[] expectedMean(int passes, int n) {
+        float[] e = new float[n];
+        for (int i = 0; i < n; i++) {
+            double sum = 0;
+            for (int r = 0; r < NP; r++) {
+                for (int p = 0; p < passes; p++) {
+                    sum += grad(r, p, i);
+                }
+            }
+            e[i] = (float) (sum / (NP * passes));
+        }
+        return e;
+    }
+
+    /** Runs {@code steps} steps of {@code passes} passes on two parameters; returns each rank's values. */
+    private static List<float[][]> train(String prefix, Compression c, int passes, int steps, double lr)
+            throws Exception {
+        return onAll(kolo -> {
+            int rank = kolo.rank();
+            Parameter a = Parameter.of("a", new float[] {rank, rank, rank, rank}, new float[4], 2, 2);
+            Parameter b = Parameter.of("b", new float[1000], new float[1000]);
+            DistributedOptimizer opt = DistributedOptimizer.builder(kolo, List.of(a, b)).namePrefix(prefix)
+                    .compression(c).backwardPassesPerStep(passes).updateRule(new Sgd(0, 0)).build();
+            opt.broadcastParameters(0);
+            assertArrayEquals(new float[4], a.values(), "rank 0's initial values everywhere");
+            for (int s = 0; s < steps; s++) {
+                for (int p = 0; p < passes; p++) {
+                    for (Parameter q : List.of(b, a)) {   // backward order: reported as they are "computed"
+                        for (int i = 0; i < q.size(); i++) {
+                            q.gradient()[i] = grad(rank, p, i);
+                        }
+                        opt.gradientReady(q);
+                    }
+                    boolean updated = opt.step(lr);
+                    assertEquals(p == passes - 1, updated);
+                }
+            }
+            assertEquals((long) steps * passes, opt.passes());
+            assertEquals(steps, opt.steps());
+            return new float[][] {a.values().clone(), b.values().clone(), b.gradient().clone()};
+        });
+    }
+
+    @Test
+    void averagesGradientsOverRanksAndUpdatesIdentically() throws Exception {
+        List<float[][]> r = train("plain.", Compression.NONE, 1, 2, 0.5);
+        float[] mean = expectedMean(1, 1000);
+        for (float[][] rank : r) {
+            assertArrayEquals(mean, rank[2], 1e-6f);
+            for (int i = 0; i < 1000; i++) {
+                assertEquals(-2 * 0.5f * mean[i], rank[1][i], 1e-5f);
+            }
+            assertArrayEquals(r.get(0)[0], rank[0], 0f);
+            assertArrayEquals(r.get(0)[1], rank[1], 0f);
+        }
+    }
+
+    @Test
+    void accumulatesBackwardPassesBeforeExchanging() throws Exception {
+        List<float[][]> r = train("accum.", Compression.NONE, 3, 1, 1.0);
+        float[] mean = expectedMean(3, 1000);
+        for (float[][] rank : r) {
+            assertArrayEquals(mean, rank[2], 1e-5f);
+        }
+    }
+
+    @Test
+    void halfPrecisionCompressionStaysCloseAndIdentical() throws Exception {
+        float[] mean = expectedMean(1, 1000);
+        for (Compression c : new Compression[] {Compression.FP16, Compression.BF16}) {
+            List<float[][]> r = train(c + ".", c, 1, 1, 1.0);
+            float tolerance = c == Compression.FP16 ? 1e-3f : 1e-2f;
+            for (float[][] rank : r) {
+                for (int i = 0; i < 1000; i++) {
+                    assertEquals(mean[i], rank[2][i], Math.abs(mean[i]) * tolerance, c + " element " + i);
+                }
+                assertArrayEquals(r.get(0)[1], rank[1], 0f, "ranks must agree bit for bit");
+            }
+            assertFalse(java.util.Arrays.equals(mean, r.get(0)[2]) && c == Compression.BF16,
+                    "bf16 must actually round");
+        }
+    }
+
+    @Test
+    void unreportedGradientsAreExchangedAtTheStep() throws Exception {
+        List<float[]> r = onAll(kolo -> {
+            Parameter p = Parameter.of("p", new float[8], new float[8]);
+            DistributedOptimizer opt = DistributedOptimizer.builder(kolo, List.of(p)).namePrefix("late.").build();
+            java.util.Arrays.fill(p.gradient(), kolo.rank());
+            assertTrue(opt.synchronize());
+            return p.gradient().clone();
+        });
+        for (float[] g : r) {
+            assertArrayEquals(new float[] {1, 1, 1, 1, 1, 1, 1, 1}, g, 0f);
+        }
+    }
+
+    @Test
+    void rejectsMisuse() {
+        Kolo kolo = workers.get(0);
+        Parameter p = Parameter.of("p", new float[2], new float[2]);
+        assertThrows(IllegalArgumentException.class, () -> DistributedOptimizer.builder(kolo,
+                List.of(p, Parameter.of("p", new float[1], new float[1]))));
+        assertThrows(IllegalArgumentException.class, () -> DistributedOptimizer.builder(kolo, List.of(p))
+                .backwardPassesPerStep(0));
+        DistributedOptimizer opt = DistributedOptimizer.builder(kolo, List.of(p)).backwardPassesPerStep(2).build();
+        assertThrows(IllegalArgumentException.class, () -> opt.gradientReady(Parameter.of("q", new float[1],
+                new float[1])));
+        opt.gradientReady(p); // first of two passes: local accumulation only
+        assertThrows(IllegalArgumentException.class, () -> opt.gradientReady(p));
+        assertThrows(IllegalArgumentException.class, () -> Parameter.of("x", new float[4], new float[4], 3));
+    }
+
+    @Test
+    void sgdWithMomentumAndWeightDecay() {
+        Parameter p = Parameter.of("w", new float[] {1f}, new float[] {0.5f});
+        Sgd sgd = new Sgd(0.9, 0.1);
+        sgd.apply(p, 0.1);           // v = 0.5 + 0.1 = 0.6; w = 1 - 0.06
+        assertEquals(0.94f, p.values()[0], 1e-6f);
+        sgd.apply(p, 0.1);           // v = 0.54 + 0.5 + 0.094 = 1.134; w = 0.94 - 0.1134
+        assertEquals(0.8266f, p.values()[0], 1e-6f);
+        assertEquals(1.134f, sgd.velocity(p)[0], 1e-6f);
+    }
+}

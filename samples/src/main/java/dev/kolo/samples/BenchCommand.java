@@ -1,0 +1,19 @@
+package dev.kolo.samples;
+
+import picocli.CommandLine.Command;
+
+/** {@code bench}: the benchmarks; each prints JSON lines with {@code --json}. */
+@Command(name = "bench", description = "Benchmarks (see each subcommand's --help).",
+        mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class,
+        subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
+                BenchElasticCommand.class})
+final class BenchCommand implements Runnable {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+                "name a benchmark: kernels, allreduce, scaling or elastic");
+    }
+}

@@ -1,0 +1,195 @@
+package dev.kolo.samples;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starts and supervises the worker processes of one local job. Every worker runs this same program (same
+ * java, same class path, same JVM flags) with its rank hint, the job name and the job size in its
+ * environment.
+ */
+final class LocalLauncher {
+    private final String job;
+    private final int np;
+    private final List<String> workerArgs;
+    private final long graceMillis;
+    private final List<Process> workers = new ArrayList<>();
+    private final PrintStream out;
+    private final OutputSink sink;
+    private final List<String> extraJvmFlags;
+
+    /** Where a worker's output line goes. */
+    interface OutputSink {
+        void line(int rank, String line);
+    }
+
+    LocalLauncher(String job, int np, List<String> workerArgs, long graceMillis) {
+        this(job, np, workerArgs, graceMillis, System.out, null, List.of());
+    }
+
+    /**
+     * @param status where the launcher's own lines go
+     * @param sink where workers' lines go; null prefixes them with {@code [rank]} on standard output
+     * @param extraJvmFlags JVM flags for the workers only
+     */
+    LocalLauncher(String job, int np, List<String> workerArgs, long graceMillis, PrintStream status, OutputSink sink,
+                  List<String> extraJvmFlags) {
+        this.job = job;
+        this.np = np;
+        this.workerArgs = List.copyOf(workerArgs);
+        this.graceMillis = graceMillis;
+        this.out = status;
+        this.sink = sink != null ? sink : (rank, line) -> {
+            synchronized (System.out) {
+                System.out.println("[" + rank + "] " + line);
+            }
+        };
+        this.extraJvmFlags = List.copyOf(extraJvmFlags);
+    }
+
+    /** @return 0 if every worker exited 0, else the first failure's exit status */
+    int run() {
+        Thread stopOnSignal = new Thread(this::stopAll, "kolo-launch-stop");
+        Runtime.getRuntime().addShutdownHook(stopOnSignal);
+        BlockingQueue<int[]> exits = new ArrayBlockingQueue<>(np);
+        try {
+            for (int rank = 0; rank < np; rank++) {
+                Process p = start(rank);
+                workers.add(p);
+                out.printf("[launch] job %s: started worker %d (pid %d)%n", job, rank, p.pid());
+                int r = rank;
+                p.onExit().thenAccept(done -> exits.add(new int[] {r, done.exitValue()}));
+            }
+            int firstFailure = 0;
+            for (int finished = 0; finished < np; finished++) {
+                int[] exit = exits.take();
+                if (exit[1] != 0 && firstFailure == 0) {
+                    firstFailure = exit[1];
+                    out.printf("[launch] worker %d failed with exit status %d; stopping the others%n", exit[0],
+                            exit[1]);
+                    stopAll();
+                }
+            }
+            out.printf("[launch] job %s: %s%n", job, firstFailure == 0 ? "all " + np + " workers done"
+                    : "failed");
+            return firstFailure;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            stopAll();
+            return 130;
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopOnSignal);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running already
+            }
+        }
+    }
+
+    private Process start(int rank) {
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.addAll(jvmFlags());
+        command.addAll(extraJvmFlags);
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add(WorkerCli.class.getName());
+        command.addAll(workerArgs);
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().put("KOLO_JOB", job);
+        pb.environment().put("KOLO_NP", Integer.toString(np));
+        pb.environment().put("KOLO_RANK_HINT", Integer.toString(rank));
+        // One metrics endpoint per worker: the base port plus the rank (0 keeps them all off).
+        int metricsBase = metricsBase();
+        pb.environment().put("KOLO_METRICS_PORT", Integer.toString(metricsBase == 0 ? 0 : metricsBase + rank));
+        pb.environment().put(ParentWatch.LAUNCHER_PID, Long.toString(ProcessHandle.current().pid()));
+        try {
+            Process p = pb.start();
+            p.getOutputStream().close();
+            pump(rank, p);
+            return p;
+        } catch (IOException e) {
+            stopAll();
+            throw new IllegalStateException("cannot start worker " + rank + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static int metricsBase() {
+        String v = System.getProperty("kolo.metrics.port", System.getenv("KOLO_METRICS_PORT"));
+        try {
+            return v == null || v.isBlank() ? 9404 : Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("KOLO_METRICS_PORT must be a whole number (got '" + v + "')");
+        }
+    }
+
+    /** The launcher's own JVM flags (heap size, --add-opens, -D settings) apply to every worker. */
+    private static List<String> jvmFlags() {
+        List<String> flags = new ArrayList<>();
+        for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (!arg.startsWith("-agentlib") && !arg.startsWith("-javaagent") && !arg.startsWith("-Xdebug")) {
+                flags.add(arg);
+            }
+        }
+        // From the jar manifest (Add-Opens) when run with -jar: make them explicit for -cp.
+        flags.addAll(List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED",
+                "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+                "--add-opens", "java.management/sun.management=ALL-UNNAMED",
+                "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+                "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED"));
+        if (Runtime.version().feature() >= 24) {
+            // Hazelcast still uses sun.misc.Unsafe; JDK 24+ warns about it unless allowed (JDK 17 lacks the flag).
+            flags.add("--sun-misc-unsafe-memory-access=allow");
+            flags.add("--enable-native-access=ALL-UNNAMED");
+        }
+        return flags;
+    }
+
+    private void pump(int rank, Process p) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    sink.line(rank, line);
+                }
+            } catch (IOException ignored) {
+                // the worker's output closed: it has exited
+            }
+        }, "kolo-launch-output-" + rank);
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** SIGTERM to every live worker, then SIGKILL after the grace period. Safe to call twice. */
+    private synchronized void stopAll() {
+        List<Process> alive = new ArrayList<>();
+        for (Process p : workers) {
+            if (p.isAlive()) {
+                p.destroy();
+                alive.add(p);
+            }
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(graceMillis);
+        for (Process p : alive) {
+            try {
+                long left = deadline - System.nanoTime();
+                if (!p.waitFor(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+                    p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

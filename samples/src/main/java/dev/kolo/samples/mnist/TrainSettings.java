@@ -1,0 +1,55 @@
+package dev.kolo.samples.mnist;
+
+import dev.kolo.runtime.train.Compression;
+import dev.kolo.runtime.train.LrScaling;
+import java.nio.file.Path;
+
+/**
+ * Settings of a training run (the worker's flags).
+ *
+ * @param batchSize        examples per rank per backward pass
+ * @param warmupEpochs     learning-rate warm-up; negative means automatic (see {@link #warmupFor})
+ * @param maxSteps         stop after this many optimizer steps in total, 0 for no limit
+ * @param trainLimit       use only the first N training examples, 0 for all (quick runs, tests)
+ * @param checkpointDir    where to commit checkpoints and resume from; null for none
+ * @param checkpointEvery  optimizer steps between checkpoint commits
+ */
+record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, double warmupEpochs,
+                     boolean cosineDecay, Compression compression, int backwardPassesPerStep, long seed,
+                     long maxSteps, int logEvery, int[] hidden, double momentum, double weightDecay,
+                     int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery) {
+
+    /** Global batches of at least this many examples get a warm-up by default. */
+    static final int LARGE_GLOBAL_BATCH = 256;
+
+    TrainSettings {
+        if (epochs < 1 || batchSize < 1 || backwardPassesPerStep < 1 || logEvery < 1 || checkpointEvery < 1) {
+            throw new IllegalArgumentException("--epochs, --batch-size, --backward-passes-per-step, --log-every and "
+                    + "--checkpoint-every must be at least 1");
+        }
+        if (!(lr > 0) || maxSteps < 0 || trainLimit < 0 || testLimit < 0) {
+            throw new IllegalArgumentException("--lr must be positive; --max-steps and limits 0 or more");
+        }
+    }
+
+    /**
+     * Automatic warm-up: when the global batch is large ({@value #LARGE_GLOBAL_BATCH}+ examples) warm up over
+     * the first epoch, or the first fifth of the run for runs of more than five epochs; otherwise none.
+     */
+    double warmupFor(int size) {
+        if (warmupEpochs >= 0) {
+            return warmupEpochs;
+        }
+        long global = (long) batchSize * size * backwardPassesPerStep;
+        return global >= LARGE_GLOBAL_BATCH ? Math.max(1, epochs / 5.0) : 0;
+    }
+
+    /** @return layer widths: 784, the hidden layers, 10 */
+    int[] layerSizes(int inputs, int classes) {
+        int[] sizes = new int[hidden.length + 2];
+        sizes[0] = inputs;
+        System.arraycopy(hidden, 0, sizes, 1, hidden.length);
+        sizes[sizes.length - 1] = classes;
+        return sizes;
+    }
+}

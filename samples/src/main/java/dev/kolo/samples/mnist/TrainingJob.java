@@ -1,0 +1,173 @@
+package dev.kolo.samples.mnist;
+
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.train.Compression;
+import dev.kolo.runtime.train.LrScaling;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.Locale;
+import picocli.CommandLine.Option;
+
+/** The sample training job as the worker runs it: flags, data check, training, summary line. */
+public final class TrainingJob {
+    private final TrainSettings settings;
+    private final Path dataDir;
+
+    private TrainingJob(TrainSettings settings, Path dataDir) {
+        this.settings = settings;
+        this.dataDir = dataDir;
+    }
+
+    /** Fails with one line saying how to get Fashion-MNIST if its files are missing. */
+    public void checkData() {
+        FashionMnist.requirePresent(dataDir);
+    }
+
+    /**
+     * Loads the data, trains with the other ranks of {@code kolo} and returns the summary line
+     * {@code kolo: done rank=R size=N epochs=E test_accuracy=A checksum=HEX}.
+     */
+    public String run(Kolo kolo, PrintStream out) {
+        FashionMnist data = FashionMnist.load(dataDir);
+        TrainResult r;
+        if (settings.checkpointDir() != null) {
+            try (TrainingCheckpoints checkpoints = new TrainingCheckpoints(kolo, settings.checkpointDir(), out)) {
+                r = new Trainer(kolo, data, settings, out, checkpoints).run();
+            }
+        } else {
+            r = new Trainer(kolo, data, settings, out, null).run();
+        }
+        return summary(kolo.rank(), kolo.size(), r);
+    }
+
+    static String summary(int rank, int size, TrainResult r) {
+        return String.format(Locale.ROOT, "kolo: done rank=%d size=%d epochs=%d test_accuracy=%.4f checksum=%s", rank,
+                size, r.epochs(), r.testAccuracy(), ParameterChecksum.hex(r.checksum()));
+    }
+
+    /** The training flags of {@code worker.jar}. */
+    public static final class Options {
+        @Option(names = "--epochs", paramLabel = "E", defaultValue = "3",
+                description = "Passes over the training set (default: ${DEFAULT-VALUE}).")
+        int epochs;
+
+        @Option(names = "--batch-size", paramLabel = "B", defaultValue = "64",
+                description = "Examples per worker per backward pass; the global batch is B x workers x "
+                        + "backward passes per step (default: ${DEFAULT-VALUE}).")
+        int batchSize;
+
+        @Option(names = "--lr", paramLabel = "LR", defaultValue = "0.05",
+                description = "Base learning rate for one worker's batch; scaled by --lr-scaling (default: "
+                        + "${DEFAULT-VALUE}).")
+        double lr;
+
+        @Option(names = "--lr-scaling", paramLabel = "RULE", defaultValue = "linear",
+                description = "How the learning rate grows with workers x backward passes: linear, sqrt or none "
+                        + "(default: ${DEFAULT-VALUE}).")
+        String lrScaling;
+
+        @Option(names = "--warmup-epochs", paramLabel = "E", defaultValue = "auto",
+                description = "Epochs of gradual learning-rate warm-up from the base to the scaled rate; auto: "
+                        + "max(1, epochs/5) when the global batch is " + TrainSettings.LARGE_GLOBAL_BATCH
+                        + " or more, else none (default: ${DEFAULT-VALUE}).")
+        String warmupEpochs;
+
+        @Option(names = "--lr-decay", paramLabel = "KIND", defaultValue = "cosine",
+                description = "After the warm-up: cosine (to zero at the last epoch) or none (default: "
+                        + "${DEFAULT-VALUE}).")
+        String lrDecay;
+
+        @Option(names = "--momentum", paramLabel = "M", defaultValue = "0.9",
+                description = "SGD momentum (default: ${DEFAULT-VALUE}).")
+        double momentum;
+
+        @Option(names = "--weight-decay", paramLabel = "W", defaultValue = "0",
+                description = "L2 weight decay (default: ${DEFAULT-VALUE}).")
+        double weightDecay;
+
+        @Option(names = "--compression", paramLabel = "KIND", defaultValue = "none",
+                description = "Gradients on the wire: none (float32), fp16 or bf16 (default: ${DEFAULT-VALUE}).")
+        String compression;
+
+        @Option(names = "--backward-passes-per-step", paramLabel = "K", defaultValue = "1",
+                description = "Backward passes accumulated locally per gradient exchange (default: "
+                        + "${DEFAULT-VALUE}).")
+        int backwardPassesPerStep;
+
+        @Option(names = "--hidden", paramLabel = "N,N", split = ",", defaultValue = "256,128",
+                description = "Hidden layer widths (default: ${DEFAULT-VALUE}).")
+        int[] hidden;
+
+        @Option(names = "--seed", paramLabel = "S", defaultValue = "42",
+                description = "Seed of the initial weights and the per-epoch shuffles (default: ${DEFAULT-VALUE}).")
+        long seed;
+
+        @Option(names = "--max-steps", paramLabel = "N", defaultValue = "0",
+                description = "Stop after N optimizer steps, for quick runs; 0 for no limit (default: "
+                        + "${DEFAULT-VALUE}).")
+        long maxSteps;
+
+        @Option(names = "--train-limit", paramLabel = "N", defaultValue = "0",
+                description = "Train on the first N examples only; 0 for all 60000 (default: ${DEFAULT-VALUE}).")
+        int trainLimit;
+
+        @Option(names = "--log-every", paramLabel = "STEPS", defaultValue = "100",
+                description = "Steps between progress lines (default: ${DEFAULT-VALUE}).")
+        int logEvery;
+
+        @Option(names = "--data", paramLabel = "DIR",
+                description = "Directory of the four Fashion-MNIST IDX files, gzipped or not (default: "
+                        + "/usr/share/datasets/fashion-mnist, from 'apt-get install dataset-fashion-mnist').")
+        Path data;
+
+        @Option(names = "--checkpoint-dir", paramLabel = "DIR",
+                description = "Commit checkpoints here and resume from the latest (KOLO_CHECKPOINT_DIR; default: "
+                        + "none).")
+        Path checkpointDir;
+
+        @Option(names = "--checkpoint-every", paramLabel = "STEPS", defaultValue = "500",
+                description = "Steps between checkpoint commits (default: ${DEFAULT-VALUE}).")
+        int checkpointEvery;
+
+        /** @param defaultCheckpointDir from the environment, used when --checkpoint-dir is not given */
+        public TrainingJob toJob(Path defaultCheckpointDir) {
+            double warmup = parseWarmup(warmupEpochs);
+            boolean cosine = switch (lrDecay.trim().toLowerCase(Locale.ROOT)) {
+                case "cosine" -> true;
+                case "none" -> false;
+                default -> throw new IllegalArgumentException("--lr-decay must be cosine or none (got '" + lrDecay
+                        + "')");
+            };
+            for (int h : hidden) {
+                if (h < 1) {
+                    throw new IllegalArgumentException("--hidden widths must be at least 1 (got " + h + ")");
+                }
+            }
+            if (!(momentum >= 0 && momentum < 1) || !(weightDecay >= 0)) {
+                throw new IllegalArgumentException("--momentum must be in [0, 1) and --weight-decay 0 or more");
+            }
+            TrainSettings s = new TrainSettings(epochs, batchSize, lr, LrScaling.parse(lrScaling), warmup, cosine,
+                    Compression.parse(compression), backwardPassesPerStep, seed, maxSteps, logEvery, hidden.clone(),
+                    momentum, weightDecay, trainLimit, 0, checkpointDir != null ? checkpointDir : defaultCheckpointDir,
+                    checkpointEvery);
+            return new TrainingJob(s, data != null ? data : FashionMnist.DEBIAN_DIR);
+        }
+
+        private static double parseWarmup(String text) {
+            if (text.trim().equalsIgnoreCase("auto")) {
+                return -1;
+            }
+            try {
+                double v = Double.parseDouble(text.trim());
+                if (v >= 0) {
+                    return v;
+                }
+            } catch (NumberFormatException ignored) {
+                // reported below
+            }
+            throw new IllegalArgumentException("--warmup-epochs must be auto or a number of epochs >= 0 (got '"
+                    + text + "')");
+        }
+    }
+
+}

@@ -1,0 +1,87 @@
+package dev.kolo.samples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** User mistakes: one line on stderr naming the problem and the fix, a non-zero exit, no stack trace. */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class BadInputIT {
+
+    private static String oneLineError(String... args) throws Exception {
+        try (WorkerProcess w = WorkerProcess.start(args)) {
+            int code = w.exitCode(90);
+            assertNotEquals(0, code, w.transcript());
+            List<String> err = w.err.stream().filter(l -> !l.isBlank()).toList();
+            assertEquals(1, err.size(), "expected exactly one line on stderr:\n" + w.transcript());
+            String line = err.get(0);
+            assertFalse(line.contains("Exception") || line.trim().startsWith("at "), line);
+            assertTrue(w.out.stream().noneMatch(l -> l.trim().startsWith("at ")), "stack trace:\n" + w.transcript());
+            return line;
+        }
+    }
+
+    @Test
+    void unknownFlag() throws Exception {
+        String line = oneLineError("--bogus-flag", "3");
+        assertTrue(line.contains("--bogus-flag") && line.contains("--help"), line);
+    }
+
+    @Test
+    void unknownLaunchFlag() throws Exception {
+        String line = oneLineError("launch", "-np", "2", "--nope");
+        assertTrue(line.contains("--nope"), line);
+    }
+
+    @Test
+    void npBelowOne() throws Exception {
+        assertTrue(oneLineError("--np", "0").contains("must be at least 1"));
+        assertTrue(oneLineError("launch", "-np", "0").contains("-np must be at least 1"));
+        assertTrue(oneLineError("--np", "two").contains("'two'"));
+    }
+
+    @Test
+    void dataPortInUse() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            String line = oneLineError("--data-port", Integer.toString(taken.getLocalPort()));
+            assertTrue(line.contains("data port " + taken.getLocalPort()) && line.contains("KOLO_DATA_PORT"), line);
+        }
+    }
+
+    @Test
+    void clusterPortInUse() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            String port = Integer.toString(taken.getLocalPort());
+            String line = oneLineError("--discovery", "members", "--members", "127.0.0.1:" + port,
+                    "--cluster-port", port, "--rendezvous-timeout", "20");
+            assertTrue(line.contains("cluster port " + port) && line.contains("KOLO_CLUSTER_PORT"), line);
+        }
+    }
+
+    @Test
+    void unresolvableMember() throws Exception {
+        String line = oneLineError("--discovery", "members", "--members", "no-such-host.invalid:5701");
+        assertTrue(line.contains("no-such-host.invalid") && line.contains("--members"), line);
+    }
+
+    @Test
+    void unreachableMember() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            closed = s.getLocalPort(); // free again once closed: nothing listens there
+        }
+        String line = oneLineError("--discovery", "members", "--np", "2", "--rendezvous-timeout", "8",
+                "--members", "127.0.0.1:" + closed + ",127.0.0.1:" + (closed == 65535 ? closed - 1 : closed + 1),
+                "--cluster-port", Integer.toString(closed == 65535 ? closed - 1 : closed + 1));
+        assertTrue(line.contains("members never reached: 127.0.0.1:" + closed), line);
+        assertTrue(line.contains("1 of 2 workers arrived"), line);
+    }
+}

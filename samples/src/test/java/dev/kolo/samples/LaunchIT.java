@@ -1,0 +1,117 @@
+package dev.kolo.samples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** {@code worker.jar launch}: real worker processes, their exit status, and that none is left behind. */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class LaunchIT {
+
+    @Test
+    void threeWorkersRendezvousTrainAndExitZero() throws Exception {
+        // A short run of the sample training: the full default run takes minutes.
+        try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "3", "--", "--max-steps", "10",
+                "--log-every", "5")) {
+            int code = launch.exitCode(120);
+            assertEquals(0, code, launch.transcript());
+            List<String> ranks = launch.lines(l -> l.matches("\\[\\d] kolo: rank=\\d+ size=3 .*"));
+            assertEquals(3, ranks.size(), launch.transcript());
+            Set<String> distinct = ranks.stream().map(l -> l.replaceAll(".*kolo: rank=(\\d+).*", "$1"))
+                    .collect(Collectors.toSet());
+            assertEquals(Set.of("0", "1", "2"), distinct);
+            // The [prefix] is the worker's rank.
+            ranks.forEach(l -> assertEquals(l.substring(1, 2), l.replaceAll(".*kolo: rank=(\\d+).*", "$1")));
+            assertEquals(3, launch.lines(l -> l.contains("kolo: barrier passed")).size());
+            assertEquals(1, launch.lines(l -> l.matches("\\[0] epoch 1 step 5/\\d+ samples/s \\d+ loss .*")).size(),
+                    launch.transcript());
+            assertEquals(1, launch.lines(l -> l.matches("\\[0] epoch 1 done: test_accuracy=0\\.\\d{4} .*")).size(),
+                    launch.transcript());
+            // Each worker's last line is its summary, and all agree on the parameters' checksum.
+            Set<String> checksums = new java.util.HashSet<>();
+            for (int rank = 0; rank < 3; rank++) {
+                String prefix = "[" + rank + "] ";
+                List<String> own = launch.lines(l -> l.startsWith(prefix));
+                String last = own.get(own.size() - 1).substring(prefix.length());
+                assertTrue(last.matches("kolo: done rank=" + rank
+                        + " size=3 epochs=1 test_accuracy=0\\.\\d{4} checksum=[0-9a-f]{16}"), launch.transcript());
+                checksums.add(last.replaceAll(".*checksum=", ""));
+            }
+            assertEquals(1, checksums.size(), launch.transcript());
+        }
+    }
+
+    @Test
+    void firstFailureEndsTheOthers() throws Exception {
+        // Three workers of a job that waits for four: they sit in the rendezvous until one is killed.
+        try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "3", "--grace", "2", "--",
+                "--np", "4", "--rendezvous-timeout", "150")) {
+            List<Long> pids = awaitWorkerPids(launch, 3);
+            long victim = pids.get(1);
+            ProcessHandle.of(victim).ifPresent(ProcessHandle::destroyForcibly);
+            long killedAt = System.nanoTime();
+            int code = launch.exitCode(60);
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+            assertNotEquals(0, code, launch.transcript());
+            assertTrue(launch.lines(l -> l.contains("worker 1 failed")).size() == 1, launch.transcript());
+            assertNoneAlive(pids);
+            System.out.println("launch ended " + tookMillis + " ms after worker 1 was killed");
+        }
+    }
+
+    @Test
+    void interruptStopsEveryWorker() throws Exception {
+        try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "2", "--grace", "2", "--",
+                "--np", "3", "--rendezvous-timeout", "150")) {
+            List<Long> pids = awaitWorkerPids(launch, 2);
+            Thread.sleep(1000); // let the workers get into the cluster join
+            new ProcessBuilder("kill", "-INT", Long.toString(launch.process.pid())).start().waitFor();
+            int code = launch.exitCode(60);
+            assertNotEquals(0, code, launch.transcript());
+            assertNoneAlive(pids);
+        }
+    }
+
+    @Test
+    void workersDoNotOutliveAKilledLauncher() throws Exception {
+        try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "2", "--",
+                "--np", "3", "--rendezvous-timeout", "150")) {
+            List<Long> pids = awaitWorkerPids(launch, 2);
+            launch.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL: no shutdown hook runs
+            assertNoneAlive(pids);
+        }
+    }
+
+    private static List<Long> awaitWorkerPids(WorkerProcess launch, int n) throws InterruptedException {
+        launch.awaitLine(l -> l.matches("\\[launch] .*started worker " + (n - 1) + " .*"), 60);
+        List<Long> pids = new ArrayList<>();
+        for (String l : launch.lines(l -> l.contains("started worker"))) {
+            pids.add(Long.parseLong(l.replaceAll(".*\\(pid (\\d+)\\).*", "$1")));
+        }
+        assertEquals(n, pids.size());
+        return pids;
+    }
+
+    /** Every pid must be gone within 15 s: no orphaned worker. */
+    private static void assertNoneAlive(List<Long> pids) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (System.nanoTime() < deadline) {
+            if (pids.stream().noneMatch(p -> ProcessHandle.of(p).map(ProcessHandle::isAlive).orElse(false))) {
+                return;
+            }
+            Thread.sleep(100);
+        }
+        List<Long> alive = pids.stream().filter(p -> ProcessHandle.of(p).map(ProcessHandle::isAlive).orElse(false))
+                .toList();
+        alive.forEach(p -> ProcessHandle.of(p).ifPresent(ProcessHandle::destroyForcibly));
+        throw new AssertionError("workers still alive after 15 s: " + alive);
+    }
+}

@@ -1,0 +1,100 @@
+package dev.kolo.samples;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/** {@code java -jar worker.jar ...} as a child process whose output lines are collected as they come. */
+final class WorkerProcess implements AutoCloseable {
+    final Process process;
+    final List<String> out = Collections.synchronizedList(new ArrayList<>());
+    final List<String> err = Collections.synchronizedList(new ArrayList<>());
+
+    private WorkerProcess(Process process) {
+        this.process = process;
+        collect(process.getInputStream(), out);
+        collect(process.getErrorStream(), err);
+    }
+
+    static Path workerJar() {
+        Path jar = Paths.get(System.getProperty("kolo.workerJar", "target/worker.jar"));
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar + " is missing: run 'mvn verify' (it builds worker.jar first)");
+        }
+        return jar;
+    }
+
+    static WorkerProcess start(String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-Xmx512m", "-jar", workerJar().toString()));
+        cmd.addAll(List.of(args));
+        return new WorkerProcess(new ProcessBuilder(cmd).start());
+    }
+
+    /** Waits for exit, killing the process if it outlives {@code seconds}. */
+    int exitCode(long seconds) throws InterruptedException {
+        if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            throw new AssertionError("worker.jar did not exit within " + seconds + " s; output:\n" + transcript());
+        }
+        // Let the reader threads drain what is left.
+        Thread.sleep(100);
+        return process.exitValue();
+    }
+
+    /** Waits until some output line matches, or fails after {@code seconds}. */
+    String awaitLine(Predicate<String> match, long seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < deadline) {
+            synchronized (out) {
+                for (String line : out) {
+                    if (match.test(line)) {
+                        return line;
+                    }
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("no matching line within " + seconds + " s; output:\n" + transcript());
+    }
+
+    List<String> lines(Predicate<String> match) {
+        synchronized (out) {
+            return out.stream().filter(match).toList();
+        }
+    }
+
+    String transcript() {
+        return "--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + String.join("\n", err);
+    }
+
+    private static void collect(java.io.InputStream in, List<String> into) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    into.add(line);
+                }
+            } catch (IOException ignored) {
+                // process gone
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+    }
+
+    @Override
+    public void close() {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+}

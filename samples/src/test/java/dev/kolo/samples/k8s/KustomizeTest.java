@@ -1,0 +1,100 @@
+package dev.kolo.samples.k8s;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The overlays render, every file is used, and the Java renderer agrees with the real kustomize. */
+class KustomizeTest {
+    @Test
+    void everyManifestFileIsUsedByAKustomization() throws IOException {
+        Set<Path> referenced = new TreeSet<>();
+        for (Path f : Manifests.yamlFiles()) {
+            if (!Manifests.isKustomization(f)) {
+                continue;
+            }
+            ObjectNode k = Manifests.documents(f).get(0);
+            MiniKustomize.checkKustomization(k, f);
+            k.path("resources").forEach(r -> referenced.add(f.getParent().resolve(r.asText()).normalize()));
+            k.path("patches").forEach(p -> referenced.add(f.getParent().resolve(p.path("path").asText()).normalize()));
+        }
+        Set<Path> unused = new TreeSet<>();
+        for (Path f : Manifests.yamlFiles()) {
+            if (!Manifests.isKustomization(f) && !referenced.contains(f.normalize())) {
+                unused.add(Manifests.manifestsDir().relativize(f));
+            }
+        }
+        assertEquals(Set.of(), unused, "manifest files no kustomization lists");
+        for (Path r : referenced) {
+            assertTrue(Files.exists(r), "a kustomization lists a missing file: " + r);
+        }
+    }
+
+    /** Where kubectl (which embeds kustomize) is installed, it renders exactly what MiniKustomize renders. */
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void javaRendererAgreesWithKubectlKustomize(String name) throws Exception {
+        Path kubectl = Manifests.findOnPath("kubectl");
+        Assumptions.assumeTrue(kubectl != null, "kubectl is not installed: the overlays were rendered by "
+                + "MiniKustomize only (install kubectl to compare with the real kustomize)");
+        Path dir = Manifests.manifestsDir().resolve("overlays").resolve(name);
+        Process p = new ProcessBuilder(kubectl.toString(), "kustomize", dir.toString()).redirectErrorStream(false)
+                .start();
+        byte[] out = p.getInputStream().readAllBytes();
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "kubectl kustomize timed out");
+        assertEquals(0, p.exitValue(), "kubectl kustomize " + dir + " failed: " + err);
+        Map<String, ObjectNode> real = new TreeMap<>();
+        for (ObjectNode d : Manifests.documents(new String(out, StandardCharsets.UTF_8))) {
+            real.put(MiniKustomize.id(d), d);
+        }
+        Map<String, ObjectNode> mine = new TreeMap<>(MiniKustomize.render(dir));
+        assertEquals(real.keySet(), mine.keySet(), "the same resources");
+        for (String id : real.keySet()) {
+            assertEquals(real.get(id), mine.get(id), id + " renders the same");
+        }
+    }
+
+    @Test
+    void javaRendererRejectsWhatItDoesNotImplement(@TempDir Path tmp) throws IOException {
+        Files.writeString(tmp.resolve("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+                + "data: {A: a}\n");
+        Files.writeString(tmp.resolve("kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+                + "kind: Kustomization\nresources: [cm.yaml]\nnamePrefix: x-\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> MiniKustomize.render(tmp));
+        assertTrue(e.getMessage().contains("namePrefix"), e.getMessage());
+
+        Files.writeString(tmp.resolve("patch.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+                + "data: {B: b, A: null}\n");
+        Files.writeString(tmp.resolve("kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+                + "kind: Kustomization\nresources: [cm.yaml]\npatches: [{path: patch.yaml}]\n");
+        ObjectNode cm = MiniKustomize.render(tmp).get("v1|ConfigMap|c");
+        assertEquals("{\"B\":\"b\"}", cm.get("data").toString(), "merge adds B and deletes A");
+
+        Files.writeString(tmp.resolve("patch.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+                + "binaryData: {}\nimmutable: true\nlist: [1]\n");
+        e = assertThrows(IllegalArgumentException.class, () -> MiniKustomize.render(tmp));
+        assertTrue(e.getMessage().contains("list"), e.getMessage());
+
+        Files.writeString(tmp.resolve("patch.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n");
+        e = assertThrows(IllegalArgumentException.class, () -> MiniKustomize.render(tmp));
+        assertTrue(e.getMessage().contains("not found"), e.getMessage());
+    }
+}

@@ -1,0 +1,530 @@
+package dev.kolo.samples.k8s;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.kolo.runtime.Discovery;
+import dev.kolo.runtime.KoloConfig;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceFieldSelector;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.openshift.api.model.monitoring.v1.PodMetricsEndpoint;
+import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
+import java.math.BigDecimal;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The manifests of both overlays, rendered and parsed strictly, and checked against each other and against
+ * what the worker reads and serves.
+ */
+class ManifestsTest {
+    /** The worker's HTTP endpoints on KOLO_METRICS_PORT (the observability work serves exactly these). */
+    static final String LIVE = "/health/live";
+    static final String READY = "/health/ready";
+    static final String METRICS = "/metrics";
+
+    static final Map<String, String> PORT_SETTINGS = Map.of(
+            "hazelcast", "KOLO_CLUSTER_PORT", "data", "KOLO_DATA_PORT", "metrics", "KOLO_METRICS_PORT");
+    static final List<String> REQUIRED_LABELS = List.of("app.kubernetes.io/name", "app.kubernetes.io/instance",
+            "app.kubernetes.io/component", "app.kubernetes.io/part-of", "app.kubernetes.io/managed-by");
+
+    @Test
+    void everyManifestFileParsesStrictly() {
+        List<Path> files = Manifests.yamlFiles();
+        int resources = 0;
+        for (Path f : files) {
+            if (Manifests.isKustomization(f)) {
+                continue;
+            }
+            String where = Manifests.manifestsDir().relativize(f).toString();
+            var docs = Manifests.documents(f);
+            assertFalse(docs.isEmpty(), where + " is empty");
+            for (var d : docs) {
+                // Patches are partial resources; they must still only use fields the model knows.
+                Manifests.parseStrict(d, where);
+                resources++;
+            }
+        }
+        assertTrue(resources >= 11, "expected the base and both overlays, parsed " + resources + " documents");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void overlayHasEveryPart(String name) {
+        Overlay o = Overlay.render(name);
+        assertNotNull(o.configMap());
+        assertNotNull(o.secret());
+        assertNotNull(o.service());
+        assertNotNull(o.checkpointClaim());
+        assertNotNull(o.pdb());
+        assertNotNull(o.networkPolicy());
+        assertNotNull(o.podMonitor());
+        assertNotNull(o.workload());
+        for (HasMetadata r : o.resources) {
+            for (String label : REQUIRED_LABELS) {
+                assertNotNull(r.getMetadata().getLabels() == null ? null : r.getMetadata().getLabels().get(label),
+                        name + ": " + r.getKind() + "/" + r.getMetadata().getName() + " lacks label " + label);
+            }
+            assertEquals(o.settings().get("KOLO_JOB"), r.getMetadata().getLabels().get("app.kubernetes.io/instance"),
+                    r.getKind() + ": app.kubernetes.io/instance is the job name");
+            assertNull(r.getMetadata().getNamespace(), r.getKind() + ": namespace is chosen at deploy time (kubectl -n)");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void selectorsMatchThePodLabels(String name) {
+        Overlay o = Overlay.render(name);
+        Map<String, String> pod = o.podTemplate().getMetadata().getLabels();
+        for (String label : List.of("app.kubernetes.io/name", "app.kubernetes.io/instance",
+                "app.kubernetes.io/component")) {
+            assertNotNull(pod.get(label), "pod template lacks " + label);
+        }
+        assertSelects(o.service().getSpec().getSelector(), pod, "Service");
+        assertSelects(o.pdb().getSpec().getSelector(), pod, "PodDisruptionBudget");
+        assertSelects(o.networkPolicy().getSpec().getPodSelector(), pod, "NetworkPolicy");
+        assertSelects(o.podMonitor().getSpec().getSelector(), pod, "PodMonitor");
+        if (o.workload() instanceof StatefulSet s) {
+            assertSelects(s.getSpec().getSelector(), pod, "StatefulSet");
+        }
+        // The pod anti-affinity spreads these very pods.
+        var terms = o.podTemplate().getSpec().getAffinity().getPodAntiAffinity()
+                .getPreferredDuringSchedulingIgnoredDuringExecution();
+        assertFalse(terms.isEmpty());
+        terms.forEach(t -> {
+            assertSelects(t.getPodAffinityTerm().getLabelSelector(), pod, "podAntiAffinity");
+            assertEquals("kubernetes.io/hostname", t.getPodAffinityTerm().getTopologyKey());
+        });
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void portsAgreeAcrossConfigMapContainerServiceAndPolicy(String name) {
+        Overlay o = Overlay.render(name);
+        Map<String, Integer> container = o.containerPorts();
+        assertEquals(PORT_SETTINGS.keySet(), container.keySet(), "container ports");
+        PORT_SETTINGS.forEach((port, setting) -> assertEquals(Integer.parseInt(o.settings().get(setting)),
+                container.get(port), setting + " vs container port '" + port + "'"));
+        assertEquals(KoloConfig.DEFAULT_CLUSTER_PORT, container.get("hazelcast"));
+        assertTrue(container.get("data") > 0, "KOLO_DATA_PORT must be fixed (not 0, any free port) on Kubernetes");
+
+        Service svc = o.service();
+        Map<String, Integer> servicePorts = new HashMap<>();
+        for (ServicePort p : svc.getSpec().getPorts()) {
+            IntOrString target = p.getTargetPort();
+            int targetNumber = target.getStrVal() != null ? container.getOrDefault(target.getStrVal(), -1)
+                    : target.getIntVal();
+            assertEquals(p.getPort(), targetNumber, "Service port " + p.getName() + " targets container port "
+                    + target);
+            assertEquals("TCP", p.getProtocol());
+            servicePorts.put(p.getName(), p.getPort());
+        }
+        assertEquals(container, servicePorts, "the Service exposes exactly the container ports");
+
+        NetworkPolicy np = o.networkPolicy();
+        assertEquals(List.of("Ingress"), np.getSpec().getPolicyTypes());
+        Set<Integer> admittedFromPeers = new HashSet<>();
+        boolean prometheus = false;
+        Map<String, String> pod = o.podTemplate().getMetadata().getLabels();
+        for (NetworkPolicyIngressRule rule : np.getSpec().getIngress()) {
+            assertFalse(rule.getFrom() == null || rule.getFrom().isEmpty(), "an ingress rule without 'from' admits "
+                    + "everyone");
+            assertFalse(rule.getPorts() == null || rule.getPorts().isEmpty(), "an ingress rule without ports admits "
+                    + "every port");
+            Set<Integer> ports = new HashSet<>();
+            for (NetworkPolicyPort p : rule.getPorts()) {
+                int n = p.getPort().getIntVal() != null ? p.getPort().getIntVal()
+                        : container.get(p.getPort().getStrVal());
+                assertTrue(container.containsValue(n), "NetworkPolicy admits port " + n + " the pod does not open");
+                ports.add(n);
+            }
+            for (NetworkPolicyPeer peer : rule.getFrom()) {
+                assertNull(peer.getIpBlock(), "no ipBlock peers: only pods");
+                if (peer.getNamespaceSelector() == null) {
+                    assertSelects(peer.getPodSelector(), pod, "NetworkPolicy peer (the job's own pods)");
+                    admittedFromPeers.addAll(ports);
+                } else {
+                    // Another namespace: only the Prometheus scraper, only the metrics port.
+                    assertNotNull(peer.getPodSelector(), "a namespace peer must also select pods");
+                    assertEquals("prometheus", peer.getPodSelector().getMatchLabels().get("app.kubernetes.io/name"));
+                    assertEquals(Set.of(container.get("metrics")), ports, "the scraper reaches the metrics port only");
+                    prometheus = true;
+                }
+            }
+        }
+        assertEquals(new HashSet<>(container.values()), admittedFromPeers, "workers reach each other on all ports");
+        assertTrue(prometheus, "Prometheus is admitted to the metrics port");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void discoveryUsesTheHeadlessService(String name) {
+        Overlay o = Overlay.render(name);
+        Service svc = o.service();
+        assertEquals("None", svc.getSpec().getClusterIP(), "headless");
+        assertEquals(Boolean.TRUE, svc.getSpec().getPublishNotReadyAddresses(),
+                "workers must find each other before they are ready");
+        assertEquals("kubernetes", o.settings().get("KOLO_DISCOVERY"));
+        String dns = o.settings().get("KOLO_SERVICE_DNS");
+        String svcName = svc.getMetadata().getName();
+        assertTrue(dns.equals(svcName) || dns.matches(Pattern.quote(svcName) + "\\.[a-z0-9-]+\\.svc(\\..+)?"),
+                "KOLO_SERVICE_DNS '" + dns + "' names the Service '" + svcName + "'");
+        if (o.workload() instanceof StatefulSet s) {
+            assertEquals(svcName, s.getSpec().getServiceName(), "StatefulSet serviceName");
+        } else {
+            assertEquals(svcName, o.podTemplate().getSpec().getSubdomain(), "Job pods' subdomain");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void probesUseTheWorkersHealthEndpoints(String name) {
+        Overlay o = Overlay.render(name);
+        Container c = o.worker();
+        int metrics = Integer.parseInt(o.settings().get("KOLO_METRICS_PORT"));
+        assertProbe(c.getStartupProbe(), LIVE, metrics, o, "startupProbe");
+        assertProbe(c.getReadinessProbe(), READY, metrics, o, "readinessProbe");
+        assertProbe(c.getLivenessProbe(), LIVE, metrics, o, "livenessProbe");
+        Probe startup = c.getStartupProbe();
+        int startupSeconds = startup.getPeriodSeconds() * startup.getFailureThreshold();
+        assertTrue(startupSeconds >= Double.parseDouble(o.settings().get("KOLO_RENDEZVOUS_TIMEOUT")),
+                "the startup probe waits at least the rendezvous timeout (" + startupSeconds + " s)");
+
+        Map<String, String> annotations = o.podTemplate().getMetadata().getAnnotations();
+        assertEquals("true", annotations.get("prometheus.io/scrape"));
+        assertEquals(String.valueOf(metrics), annotations.get("prometheus.io/port"));
+        assertEquals(METRICS, annotations.get("prometheus.io/path"));
+        PodMonitor pm = o.podMonitor();
+        assertEquals(1, pm.getSpec().getPodMetricsEndpoints().size());
+        PodMetricsEndpoint ep = pm.getSpec().getPodMetricsEndpoints().get(0);
+        assertEquals("metrics", ep.getPort(), "PodMonitor port names the container port");
+        assertEquals(METRICS, ep.getPath());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void configMapAndSecretHoldOnlySettingsTheWorkerReads(String name) {
+        Overlay o = Overlay.render(name);
+        Set<String> allowed = KoloSettings.allowed();
+        Set<String> unknown = new TreeSet<>(o.settings().keySet());
+        unknown.removeAll(allowed);
+        assertEquals(Set.of(), unknown, "ConfigMap keys the worker does not read (known: " + allowed + ")");
+        Set<String> secretKeys = new TreeSet<>();
+        if (o.secret().getData() != null) {
+            secretKeys.addAll(o.secret().getData().keySet());
+        }
+        if (o.secret().getStringData() != null) {
+            secretKeys.addAll(o.secret().getStringData().keySet());
+        }
+        assertEquals(Set.of("KOLO_JOB_SECRET"), secretKeys, "Secret keys");
+
+        // Pod environment: every KOLO_* name is known; references resolve to the ConfigMap and Secret.
+        Container c = o.worker();
+        assertEquals(1, c.getEnvFrom().size());
+        assertEquals(o.configMap().getMetadata().getName(), c.getEnvFrom().get(0).getConfigMapRef().getName());
+        assertNull(c.getEnvFrom().get(0).getPrefix());
+        for (EnvVar e : c.getEnv()) {
+            if (e.getName().startsWith("KOLO_")) {
+                assertTrue(allowed.contains(e.getName()), "pod env " + e.getName() + " is not a known setting");
+            }
+            if (e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null) {
+                var ref = e.getValueFrom().getSecretKeyRef();
+                assertEquals(o.secret().getMetadata().getName(), ref.getName());
+                assertTrue(secretKeys.contains(ref.getKey()), "secret key " + ref.getKey());
+                assertEquals(e.getName(), ref.getKey());
+            }
+            if (e.getValueFrom() != null) {
+                assertNull(e.getValueFrom().getConfigMapKeyRef(), "settings come through envFrom");
+            }
+        }
+        assertEquals(Boolean.FALSE, o.podTemplate().getSpec().getEnableServiceLinks(),
+                "service links would inject KOLO_*_SERVICE_HOST variables for Services named kolo-*");
+    }
+
+    /** The worker's own reader accepts the ConfigMap plus the pod environment and reads the values we meant. */
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void theWorkerReadsTheSettings(String name) {
+        Overlay o = Overlay.render(name);
+        Map<String, String> props = new HashMap<>();
+        o.settings().forEach((k, v) -> props.put(propertyName(k), v));
+        props.put(propertyName("KOLO_HOST"), "10.1.2.3"); // status.podIP
+        props.put(propertyName("KOLO_RANK_HINT"), "");      // label or annotation missing: fall back to HOSTNAME
+        props.put("HOSTNAME", o.workload().getMetadata().getName() + "-3");
+        KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
+        assertEquals(Discovery.KUBERNETES, c.discovery());
+        assertEquals(o.settings().get("KOLO_JOB"), c.jobName());
+        assertEquals(o.settings().get("KOLO_SERVICE_DNS"), c.serviceDns());
+        assertEquals(o.containerPorts().get("hazelcast"), c.clusterPort());
+        assertEquals(o.containerPorts().get("data"), c.dataPort());
+        assertEquals(o.containerPorts().get("metrics"), c.metricsPort());
+        assertEquals(o.np(), c.np());
+        assertEquals("10.1.2.3", c.host());
+        assertEquals(3, c.rankHint().orElse(-1), "the pod ordinal from HOSTNAME is the rank hint");
+        assertTrue(c.heartbeatTimeout().getSeconds() * 2 < o.podTemplate().getSpec().getTerminationGracePeriodSeconds(),
+                "the grace period outlasts a heartbeat timeout");
+
+        props.put(propertyName("KOLO_RANK_HINT"), "2"); // label or annotation present
+        assertEquals(2, withProperties(props, KoloConfig::fromEnvironment).rankHint().orElse(-1));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void podSurvivesAndLeavesGracefully(String name) {
+        Overlay o = Overlay.render(name);
+        PodSpec spec = o.podTemplate().getSpec();
+        Container c = o.worker();
+        assertTrue(spec.getTerminationGracePeriodSeconds() >= 60, "time for a graceful leave");
+
+        // Rank hint: the pod's stable index.
+        EnvVar hint = env(c, "KOLO_RANK_HINT");
+        String field = hint.getValueFrom().getFieldRef().getFieldPath();
+        if (o.workload() instanceof StatefulSet) {
+            assertEquals("metadata.labels['apps.kubernetes.io/pod-index']", field);
+        } else {
+            assertEquals("metadata.annotations['batch.kubernetes.io/job-completion-index']", field);
+        }
+        assertEquals("status.podIP", env(c, "KOLO_HOST").getValueFrom().getFieldRef().getFieldPath());
+
+        // Checkpoints on the shared volume the ConfigMap names.
+        var claim = o.checkpointClaim();
+        assertEquals(List.of("ReadWriteMany"), claim.getSpec().getAccessModes(),
+                "any pod, on any node, resumes from rank 0's checkpoints");
+        Volume v = spec.getVolumes().stream().filter(x -> x.getPersistentVolumeClaim() != null).findFirst()
+                .orElseThrow(() -> new AssertionError("no checkpoint volume"));
+        assertEquals(claim.getMetadata().getName(), v.getPersistentVolumeClaim().getClaimName());
+        VolumeMount m = c.getVolumeMounts().stream().filter(x -> x.getName().equals(v.getName())).findFirst()
+                .orElseThrow(() -> new AssertionError("checkpoint volume not mounted"));
+        assertEquals(o.settings().get("KOLO_CHECKPOINT_DIR"), m.getMountPath());
+        assertFalse(Boolean.TRUE.equals(m.getReadOnly()));
+
+        // Non-root, read-only root file system with a writable /tmp (JavaCPP's cache, Vert.x's file cache).
+        assertEquals(Boolean.TRUE, spec.getSecurityContext().getRunAsNonRoot());
+        assertTrue(spec.getSecurityContext().getRunAsUser() > 0);
+        assertEquals(Boolean.TRUE, c.getSecurityContext().getReadOnlyRootFilesystem());
+        assertEquals(Boolean.FALSE, c.getSecurityContext().getAllowPrivilegeEscalation());
+        assertTrue(c.getVolumeMounts().stream().anyMatch(x -> x.getMountPath().equals("/tmp")), "/tmp writable");
+
+        // Quick eviction from a failed node.
+        Set<String> tolerated = new HashSet<>();
+        spec.getTolerations().forEach(t -> {
+            assertTrue(t.getTolerationSeconds() <= 60);
+            tolerated.add(t.getKey());
+        });
+        assertEquals(Set.of("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"), tolerated);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void resourcesAreGuaranteedAndTheJvmFitsTheLimit(String name) {
+        Overlay o = Overlay.render(name);
+        Container c = o.worker();
+        Map<String, Quantity> req = c.getResources().getRequests();
+        Map<String, Quantity> lim = c.getResources().getLimits();
+        assertEquals(Set.of("cpu", "memory"), lim.keySet());
+        for (String r : lim.keySet()) {
+            assertEquals(Quantity.getAmountInBytes(lim.get(r)), Quantity.getAmountInBytes(req.get(r)),
+                    r + ": requests equal limits");
+        }
+        BigDecimal limit = Quantity.getAmountInBytes(lim.get("memory"));
+
+        // JAVA_TOOL_OPTIONS sizes heap and direct memory from the container limit.
+        List<String> defined = new ArrayList<>();
+        Map<String, EnvVar> byName = new HashMap<>();
+        for (EnvVar e : c.getEnv()) {
+            for (String ref : Manifests.varRefs(e.getValue())) {
+                assertTrue(defined.contains(ref), e.getName() + " refers to $(" + ref + ") which is not defined "
+                        + "before it (Kubernetes expands only earlier variables)");
+            }
+            defined.add(e.getName());
+            byName.put(e.getName(), e);
+        }
+        String opts = byName.get("JAVA_TOOL_OPTIONS").getValue();
+        Matcher heap = Pattern.compile("-XX:MaxRAMPercentage=([0-9.]+)").matcher(opts);
+        assertTrue(heap.find(), opts);
+        double heapFraction = Double.parseDouble(heap.group(1)) / 100;
+        Matcher direct = Pattern.compile("-XX:MaxDirectMemorySize=\\$\\(([A-Z_]+)\\)m").matcher(opts);
+        assertTrue(direct.find(), "MaxDirectMemorySize follows the limit: " + opts);
+        ResourceFieldSelector f = byName.get(direct.group(1)).getValueFrom().getResourceFieldRef();
+        assertEquals("limits.memory", f.getResource());
+        assertEquals(c.getName(), f.getContainerName());
+        // The variable is ceil(limit / divisor); with "m" it means that many MiB.
+        BigDecimal divisor = Quantity.getAmountInBytes(f.getDivisor());
+        double directFraction = (double) (1 << 20) / divisor.doubleValue();
+        double directBytes = Math.ceil(limit.doubleValue() / divisor.doubleValue()) * (1 << 20);
+        assertEquals(directFraction, directBytes / limit.doubleValue(), 1e-6);
+        assertTrue(heapFraction + directFraction <= 0.8, "heap " + heapFraction + " + direct " + directFraction
+                + " of the limit leave at least 20% for the rest of the process");
+        assertTrue(directFraction >= 0.1 && heapFraction >= 0.25, "neither starved");
+        assertTrue(opts.contains("-XX:+ExitOnOutOfMemoryError"), "an OOM restarts the pod rather than limping on");
+    }
+
+    @Test
+    void elasticOverlayIsAParallelStatefulSet() {
+        Overlay o = Overlay.render("elastic");
+        StatefulSet s = o.one(StatefulSet.class);
+        assertEquals("Parallel", s.getSpec().getPodManagementPolicy());
+        assertEquals(o.np(), s.getSpec().getReplicas(), "replicas = KOLO_NP");
+        int min = Integer.parseInt(o.settings().get("KOLO_MIN_NP"));
+        int max = Integer.parseInt(o.settings().get("KOLO_MAX_NP"));
+        assertTrue(min < o.np() && o.np() < max, "elastic bounds around KOLO_NP: " + min + " " + o.np() + " " + max);
+        assertTrue(s.getSpec().getVolumeClaimTemplates() == null || s.getSpec().getVolumeClaimTemplates().isEmpty(),
+                "checkpoints live on the shared claim");
+        PodDisruptionBudget pdb = o.pdb();
+        assertEquals(new IntOrString(1), pdb.getSpec().getMaxUnavailable());
+        assertNull(pdb.getSpec().getMinAvailable());
+    }
+
+    @Test
+    void jobOverlayIsAnIndexedJobWithAFailurePolicy() {
+        Overlay o = Overlay.render("job");
+        Job j = o.one(Job.class);
+        assertEquals("Indexed", j.getSpec().getCompletionMode());
+        assertEquals(o.np(), j.getSpec().getCompletions(), "completions = KOLO_NP");
+        assertEquals(o.np(), j.getSpec().getParallelism(), "all workers at once");
+        assertFalse(o.settings().containsKey("KOLO_MIN_NP"), "a run-to-completion job is not elastic");
+        assertEquals("Never", j.getSpec().getTemplate().getSpec().getRestartPolicy(),
+                "podFailurePolicy needs restartPolicy Never");
+        List<PodFailurePolicyRule> rules = j.getSpec().getPodFailurePolicy().getRules();
+        assertTrue(rules.stream().anyMatch(r -> r.getAction().equals("Ignore") && r.getOnPodConditions() != null
+                && r.getOnPodConditions().stream().anyMatch(c -> c.getType().equals("DisruptionTarget"))),
+                "node failures and drains do not count against the backoff limit");
+        assertTrue(rules.stream().anyMatch(r -> r.getAction().equals("FailJob") && r.getOnExitCodes() != null
+                && r.getOnExitCodes().getContainerName().equals(o.worker().getName())
+                && r.getOnExitCodes().getValues().contains(2)), "a usage error (exit 2) fails the job at once");
+        assertTrue(j.getSpec().getBackoffLimit() >= o.np(), "one lost worker fails all KOLO_NP pods of a round");
+        PodDisruptionBudget pdb = o.pdb();
+        assertNull(pdb.getSpec().getMaxUnavailable(), "a Job has no scale subresource: maxUnavailable blocks evictions");
+        assertEquals(new IntOrString(o.np() - 1), pdb.getSpec().getMinAvailable());
+    }
+
+    @Test
+    void theStrictParserRejectsUnknownFieldsAndKinds() {
+        String typo = """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: x}
+                spec:
+                  clusterIP: None
+                  publishNotReadyAdresses: true
+                """;
+        AssertionError e = assertThrowsAssertion(() -> Manifests.parseStrict(Manifests.documents(typo).get(0), "t"));
+        assertTrue(e.getMessage().contains("publishNotReadyAdresses"), e.getMessage());
+        String nested = """
+                apiVersion: apps/v1
+                kind: StatefulSet
+                metadata: {name: x}
+                spec:
+                  template:
+                    spec:
+                      containers:
+                        - name: w
+                          readinessProbe: {httpGet: {path: /health/ready, prot: 9404}}
+                """;
+        e = assertThrowsAssertion(() -> Manifests.parseStrict(Manifests.documents(nested).get(0), "t"));
+        assertTrue(e.getMessage().contains("prot"), e.getMessage());
+        String kind = """
+                apiVersion: monitoring.coreos.com/v1
+                kind: PodMonitorr
+                metadata: {name: x}
+                """;
+        assertThrowsAssertion(() -> Manifests.parseStrict(Manifests.documents(kind).get(0), "t"));
+    }
+
+    // --- helpers
+
+    static void assertSelects(LabelSelector selector, Map<String, String> labels, String what) {
+        assertNotNull(selector, what + " has no selector");
+        assertTrue(selector.getMatchExpressions() == null || selector.getMatchExpressions().isEmpty(),
+                what + ": matchLabels only");
+        assertSelects(selector.getMatchLabels(), labels, what);
+    }
+
+    static void assertSelects(Map<String, String> matchLabels, Map<String, String> labels, String what) {
+        assertNotNull(matchLabels, what + " selects nothing");
+        assertFalse(matchLabels.isEmpty(), what + " has an empty selector (selects every pod)");
+        matchLabels.forEach((k, v) -> assertEquals(v, labels.get(k), what + " selects " + k + "=" + v
+                + " but the pod template has " + labels.get(k)));
+    }
+
+    static void assertProbe(Probe p, String path, int metricsPort, Overlay o, String what) {
+        assertNotNull(p, what);
+        HTTPGetAction get = p.getHttpGet();
+        assertNotNull(get, what + " is an HTTP probe");
+        assertEquals(path, get.getPath(), what + " path");
+        int port = get.getPort().getStrVal() != null ? o.containerPorts().get(get.getPort().getStrVal())
+                : get.getPort().getIntVal();
+        assertEquals(metricsPort, port, what + " probes KOLO_METRICS_PORT");
+    }
+
+    static EnvVar env(Container c, String name) {
+        return c.getEnv().stream().filter(e -> e.getName().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no env " + name));
+    }
+
+    /** KoloConfig's property name of a KOLO_* variable: KOLO_MIN_NP is kolo.min.np. */
+    static String propertyName(String env) {
+        return "kolo." + env.substring(5).toLowerCase(java.util.Locale.ROOT).replace('_', '.');
+    }
+
+    static <T> T withProperties(Map<String, String> props, java.util.function.Supplier<T> body) {
+        Map<String, String> saved = new HashMap<>();
+        props.keySet().forEach(k -> saved.put(k, System.getProperty(k)));
+        try {
+            props.forEach(System::setProperty);
+            return body.get();
+        } finally {
+            saved.forEach((k, v) -> {
+                if (v == null) {
+                    System.clearProperty(k);
+                } else {
+                    System.setProperty(k, v);
+                }
+            });
+        }
+    }
+
+    static AssertionError assertThrowsAssertion(Runnable r) {
+        try {
+            r.run();
+        } catch (AssertionError e) {
+            return e;
+        }
+        return fail("expected the strict parser to reject this");
+    }
+}
