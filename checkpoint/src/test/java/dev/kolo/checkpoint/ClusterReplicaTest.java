@@ -43,8 +43,27 @@ class ClusterReplicaTest {
         for (int i = 0; i < 3; i++) {
             members.add(Hazelcast.newHazelcastInstance(config(cluster)));
         }
+        // A joiner returns before every older member has applied the new member list, and on a loaded
+        // machine a joiner can miss the master and form its own cluster (healed by the merge below).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!allSee(3) && System.nanoTime() < deadline) {
+            sleep(100);
+        }
         for (HazelcastInstance m : members) {
-            assertEquals(3, m.getCluster().getMembers().size(), "cluster did not form");
+            assertEquals(3, m.getCluster().getMembers().size(), "cluster did not form within 60 s");
+        }
+    }
+
+    private static boolean allSee(int size) {
+        return members.stream().allMatch(m -> m.getCluster().getMembers().size() == size);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 
@@ -69,6 +88,8 @@ class ClusterReplicaTest {
         c.setProperty("hazelcast.logging.type", "slf4j");
         c.setProperty("hazelcast.shutdownhook.enabled", "false");
         c.setProperty("hazelcast.local.localAddress", "127.0.0.1");
+        c.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
+        c.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
         NetworkConfig net = c.getNetworkConfig();
         net.setPort(BASE_PORT).setPortAutoIncrement(true).setPortCount(PORTS);
         net.getInterfaces().setEnabled(true).addInterface("127.0.0.1");
