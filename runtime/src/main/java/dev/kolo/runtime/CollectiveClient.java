@@ -288,7 +288,12 @@ final class CollectiveClient implements AutoCloseable {
                 if (p.copyInStart >= 0) {
                     timeline.span(name, "MEMCPY_IN_FUSION_BUFFER", p.copyInStart, p.copyInEnd);
                 }
-                timeline.span(name, phaseName(type, g.size), p.opStart, p.opEnd);
+                if (p.splitNanos >= 0) {
+                    timeline.span(name, "REDUCE_SCATTER", p.opStart, p.splitNanos);
+                    timeline.span(name, "ALLGATHER", p.splitNanos, p.opEnd);
+                } else {
+                    timeline.span(name, phaseName(type, g.size), p.opStart, p.opEnd);
+                }
                 if (p.copyOutStart >= 0) {
                     timeline.span(name, "MEMCPY_OUT_FUSION_BUFFER", p.copyOutStart, p.copyOutEnd);
                 }
@@ -296,16 +301,17 @@ final class CollectiveClient implements AutoCloseable {
         }
     }
 
+    /** The data-plane phase of an op that has no reduce-scatter/allgather split. */
     private static String phaseName(OpType type, int size) {
         if (size == 1) {
             return type.name() + "_LOCAL";
         }
         switch (type) {
-            case ALLREDUCE: return "RING_ALLREDUCE";
-            case ALLGATHER: return "RING_ALLGATHER";
-            case BROADCAST: return "CHAIN_BROADCAST";
-            case REDUCESCATTER: return "RING_REDUCE_SCATTER";
-            default: return "PAIRWISE_ALLTOALL";
+            case ALLREDUCE: return "DIRECT_ALLREDUCE"; // small buffers: one exchange, no ring phases
+            case ALLGATHER: return "ALLGATHER";
+            case BROADCAST: return "BROADCAST";
+            case REDUCESCATTER: return "REDUCE_SCATTER";
+            default: return "ALLTOALL";
         }
     }
 

@@ -24,13 +24,15 @@ final class CollectiveOps {
         long copyInEnd = -1;
         long opStart;
         long opEnd;
+        /** Where an allreduce's reduce-scatter ended and its allgather began, -1 when not a ring allreduce. */
+        long splitNanos = -1;
         long copyOutStart = -1;
         long copyOutEnd = -1;
         long sentBytes;
         long receivedBytes;
 
         void reset() {
-            copyInStart = copyInEnd = copyOutStart = copyOutEnd = -1;
+            copyInStart = copyInEnd = copyOutStart = copyOutEnd = splitNanos = -1;
             sentBytes = receivedBytes = 0;
         }
     }
@@ -74,6 +76,7 @@ final class CollectiveOps {
             phases.opStart = System.nanoTime();
             dataPlane.allreduce(out.data(), 0, (int) lead.numElements(), lead.dtype, op, lead.prescale, postscale);
             phases.opEnd = System.nanoTime();
+            phases.splitNanos = dataPlane.lastReduceScatterEndNanos();
             ringTraffic(lead.byteSize());
             outputs.add(out);
             return outputs;
@@ -93,6 +96,7 @@ final class CollectiveOps {
         phases.copyInEnd = phases.opStart = System.nanoTime();
         dataPlane.allreduce(buf, 0, (int) (total / lead.dtype.byteSize()), lead.dtype, op, lead.prescale, postscale);
         phases.opEnd = phases.copyOutStart = System.nanoTime();
+        phases.splitNanos = dataPlane.lastReduceScatterEndNanos();
         ringTraffic(total);
         offset = 0;
         for (int i = 0; i < specs.size(); i++) {

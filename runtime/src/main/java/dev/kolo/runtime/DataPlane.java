@@ -19,6 +19,14 @@ interface DataPlane extends AutoCloseable {
                    double postscale);
 
     /**
+     * When the last {@link #allreduce} moved from its reduce-scatter to its allgather phase
+     * ({@link System#nanoTime()}), or -1 when it ran no such phases; for the timeline.
+     */
+    default long lastReduceScatterEndNanos() {
+        return -1;
+    }
+
+    /**
      * {@code buf} holds every rank's block back to back, block r being {@code bytesPerRank[r]} long; this
      * rank has filled its own, and on return all blocks are filled.
      */

@@ -28,6 +28,11 @@ final class RingDataPlane implements DataPlane {
     }
 
     @Override
+    public long lastReduceScatterEndNanos() {
+        return ring.lastReduceScatterEndNanos();
+    }
+
+    @Override
     public void allgather(ByteBuffer buf, long[] bytesPerRank) {
         ring.allgather(sequence++, buf, toInts(bytesPerRank, countsA));
     }

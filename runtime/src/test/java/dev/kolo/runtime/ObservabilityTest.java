@@ -93,6 +93,12 @@ class ObservabilityTest {
             assertTrue(after.keySet().stream().anyMatch(k -> k.startsWith("vertx_")), "Vert.x's own metrics");
             assertTrue(after.keySet().stream().anyMatch(k -> k.contains("job=\"" + job + "\"")), "job tag");
 
+            // Large enough for the ring path (its reduce-scatter and allgather phases), and a fused group.
+            float[] big = new float[1 << 16];
+            CollectiveMatrixTest.onAll(both, (r, k) -> k.allreduce("big", Tensor.of(big, big.length), ReduceOp.SUM));
+            CollectiveMatrixTest.onAll(both, (r, k) -> k.groupedAllreduce("pair",
+                    List.of(Tensor.of(big, big.length), Tensor.of(new float[] {r}, 1)), ReduceOp.SUM));
+
             // The ring is aborted when the other worker dies: ready flips back, live stays.
             Kolo other = ka.rank() == 0 ? b : ka;
             Kolo watched = ka.rank() == 0 ? ka : b;
@@ -114,6 +120,7 @@ class ObservabilityTest {
             b.close();
             ka.close();
         }
+        int marked = 0;
         for (int rank = 0; rank < 2; rank++) {
             JsonArray events = new JsonArray(Files.readString(Path.of(timeline.replace("{rank}", "" + rank))));
             Set<String> phases = new HashSet<>();
@@ -125,10 +132,12 @@ class ObservabilityTest {
                         && "weights".equals(e.getJsonObject("args").getString("name"));
             }
             assertTrue(track, "a track named after the tensor");
-            assertTrue(phases.containsAll(List.of("NEGOTIATE_ALLREDUCE", "QUEUE", "RING_ALLREDUCE")), "phases: " + phases);
-            if (phases.stream().anyMatch(p -> p.startsWith("RANK_READY"))) {
-                assertTrue(phases.containsAll(List.of("RANK_READY 0", "RANK_READY 1")), "the coordinator marks ranks");
+            assertTrue(phases.containsAll(List.of("NEGOTIATE_ALLREDUCE", "QUEUE", "DIRECT_ALLREDUCE", "REDUCE_SCATTER",
+                    "ALLGATHER", "MEMCPY_IN_FUSION_BUFFER", "MEMCPY_OUT_FUSION_BUFFER")), "phases: " + phases);
+            if (phases.containsAll(List.of("RANK_READY 0", "RANK_READY 1"))) {
+                marked++;
             }
         }
+        assertEquals(1, marked, "the coordinator's trace marks each rank becoming ready");
     }
 }

@@ -33,6 +33,8 @@ final class BlockRingSchedule extends Schedule {
     private DType dtype;
     private ReduceOp op;
     private double finalScale;
+    /** When the last reduce-scatter unit was reduced (System.nanoTime), -1 before: the timeline's phase split. */
+    long reduceScatterEndNanos = -1;
 
     BlockRingSchedule(int size, int rank, Reducer reducer, ByteBuffer staging) {
         this.size = size;
@@ -68,6 +70,7 @@ final class BlockRingSchedule extends Schedule {
         int steps = rsSteps + (ag ? size - 1 : 0);
         this.sendUnits = steps * chunks;
         this.recvUnits = steps * chunks;
+        this.reduceScatterEndNanos = -1;
     }
 
     @Override
@@ -112,6 +115,9 @@ final class BlockRingSchedule extends Schedule {
         reducer.reduce(dtype, op, view, off, staging, 0, count);
         if (step == rsSteps - 1 && finalScale != 1.0) {
             reducer.scale(dtype, view, off, count, finalScale); // once, by the owner: every rank gets the same bytes
+        }
+        if (u == rsSteps * chunks - 1) {
+            reduceScatterEndNanos = System.nanoTime(); // units arrive in order: this was the phase's last
         }
     }
 

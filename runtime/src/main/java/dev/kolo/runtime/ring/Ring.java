@@ -57,6 +57,8 @@ public final class Ring implements AutoCloseable {
     private final int[] sendBounds;
     private final int[] recvBounds;
     private final ByteBuffer barrierBuffer;
+    /** Set by the last allreduce, read by the timeline; -1 when it took no ring path. */
+    private long lastReduceScatterEndNanos = -1;
     private final Views first = new Views();
     private final Views second = new Views();
     private final Views barrierViews = new Views();
@@ -129,6 +131,7 @@ public final class Ring implements AutoCloseable {
         checkRegion(buffer, offset, (long) count * dtype.byteSize(), "allreduce");
         checkOpen();
         Views v = first.of(buffer);
+        lastReduceScatterEndNanos = -1;
         if (size() == 1 || count == 0) {
             if (count > 0) {
                 scaleLocally(v.read, offset, dtype, count, prescale,
@@ -142,9 +145,19 @@ public final class Ring implements AutoCloseable {
                 return;
             }
             allreduce.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
+            lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
         } catch (RuntimeException e) {
             throw failed(e);
         }
+    }
+
+    /**
+     * When the last {@link #allreduce(long, ByteBuffer, int, int, DType, ReduceOp, double, double) allreduce}
+     * finished its reduce-scatter phase and began its allgather ({@link System#nanoTime()}), or -1 when it took
+     * no ring path (one rank, no elements, or the direct path for small buffers). Read on the calling thread.
+     */
+    public long lastReduceScatterEndNanos() {
+        return lastReduceScatterEndNanos;
     }
 
     /** Allreduce of {@code buffer[0, count * dtype.byteSize())}, see {@link #allreduce(long, ByteBuffer, int, int, DType, ReduceOp, double, double)}. */

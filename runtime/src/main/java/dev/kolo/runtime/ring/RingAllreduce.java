@@ -43,4 +43,9 @@ final class RingAllreduce {
         schedule.configure(sendView, view, 1, true, true, dtype, esize, op, finalScale, chunkBytes);
         transport.run(schedule, right, left, seq);
     }
+
+    /** When the last run's reduce-scatter phase ended (its allgather began), System.nanoTime. */
+    long reduceScatterEndNanos() {
+        return schedule.reduceScatterEndNanos;
+    }
 }
