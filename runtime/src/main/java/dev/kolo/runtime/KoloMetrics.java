@@ -19,7 +19,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -31,8 +30,9 @@ import java.util.function.Supplier;
 final class KoloMetrics implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final JvmGcMetrics gc = new JvmGcMetrics();
-    private final Map<String, Timer> latency = new ConcurrentHashMap<>();
-    private final Map<String, Counter> bytes = new ConcurrentHashMap<>();
+    /** Indexed [op][dtype], created on first use: no key object per recorded op. */
+    private final Timer[][] latency = new Timer[OpType.values().length][DType.values().length];
+    private final Counter[][] bytes = new Counter[OpType.values().length][DType.values().length];
     private final Map<OpType, Counter> sent = new EnumMap<>(OpType.class);
     private final Map<OpType, Counter> received = new EnumMap<>(OpType.class);
     private final Timer negotiation;
@@ -108,17 +108,28 @@ final class KoloMetrics implements AutoCloseable {
         if (!enabled) {
             return;
         }
-        String key = op.ordinal() + "/" + dtype.ordinal();
-        latency.computeIfAbsent(key, k -> Timer.builder("kolo.collective.latency")
+        Timer timer = latency[op.ordinal()][dtype.ordinal()];
+        if (timer == null) {
+            timer = registerCollective(op, dtype);
+        }
+        timer.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        bytes[op.ordinal()][dtype.ordinal()].increment(tensorBytes);
+    }
+
+    /** Registration is idempotent in the registry, so a race between two threads yields the same meters. */
+    private synchronized Timer registerCollective(OpType op, DType dtype) {
+        String type = dtype.name().toLowerCase(java.util.Locale.ROOT);
+        bytes[op.ordinal()][dtype.ordinal()] = Counter.builder("kolo.collective.bytes")
+                .description("Tensor bytes this rank contributed to collectives")
+                .tags("op", op.label(), "dtype", type).baseUnit("bytes").register(registry);
+        Timer timer = Timer.builder("kolo.collective.latency")
                 .description("From submit to result of one collective, on this rank")
-                .tags("op", op.label(), "dtype", dtype.name().toLowerCase(java.util.Locale.ROOT))
+                .tags("op", op.label(), "dtype", type)
                 .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
-                .register(registry)).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
-        bytes.computeIfAbsent(key, k -> Counter.builder("kolo.collective.bytes")
-                .description("Tensor bytes this rank contributed to collectives")
-                .tags("op", op.label(), "dtype", dtype.name().toLowerCase(java.util.Locale.ROOT))
-                .baseUnit("bytes").register(registry)).increment(tensorBytes);
+                .register(registry);
+        latency[op.ordinal()][dtype.ordinal()] = timer; // published after its counter
+        return timer;
     }
 
     /** Data-plane traffic of one op as its algorithm moves it (ring: 2(n-1)/n of the buffer each way). */
