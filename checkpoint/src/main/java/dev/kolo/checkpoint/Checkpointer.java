@@ -61,6 +61,7 @@ public final class Checkpointer implements AutoCloseable {
     /** How many checkpoints each store of {@link #stores} keeps, by index. */
     private final List<Integer> keep;
     private final AsyncSaver saver;
+    private final CheckpointMetrics metrics;
 
     private Checkpointer(Builder b, List<CheckpointStore> stores, List<CheckpointStore> readOrder,
             List<Integer> keep) {
@@ -73,6 +74,7 @@ public final class Checkpointer implements AutoCloseable {
         this.readOrder = List.copyOf(readOrder);
         this.keep = List.copyOf(keep);
         this.saver = new AsyncSaver("kolo-checkpoint-writer-" + job, saveTimeout);
+        this.metrics = b.registry == null ? CheckpointMetrics.NONE : new CheckpointMetrics(b.registry);
     }
 
     /** @return a builder; a directory, a replica or a store must be given (or {@code KOLO_CHECKPOINT_DIR} set) */
@@ -97,7 +99,13 @@ public final class Checkpointer implements AutoCloseable {
             return CompletableFuture.completedFuture(SaveResult.skipped(SaveResult.Status.SKIPPED_NOT_WRITER, state.id()));
         }
         CheckpointId id = state.id();
-        return saver.save(state, job, policy, this::writeAll, () -> retain(id));
+        return saver.save(state, job, policy, this::writeAll, () -> retain(id)).whenComplete((r, e) -> {
+            if (e != null) {
+                metrics.saveFailed();
+            } else {
+                metrics.saved(r);
+            }
+        });
     }
 
     /**
@@ -117,7 +125,12 @@ public final class Checkpointer implements AutoCloseable {
             long start = System.nanoTime();
             CheckpointImage image = CheckpointImage.ofTensors(state, job);
             try {
-                return writeAll(image, start, System.nanoTime() - start);
+                SaveResult r = writeAll(image, start, System.nanoTime() - start);
+                metrics.saved(r);
+                return r;
+            } catch (RuntimeException e) {
+                metrics.saveFailed();
+                throw e;
             } finally {
                 saver.background(() -> retain(state.id()));
             }
@@ -164,7 +177,9 @@ public final class Checkpointer implements AutoCloseable {
         candidates.sort(Comparator.comparing(Candidate::id).reversed().thenComparingInt(Candidate::order));
         for (Candidate c : candidates) {
             try {
+                long start = System.nanoTime();
                 RestoredCheckpoint r = read(c.store(), c.id(), skipped);
+                metrics.restored(Duration.ofNanos(System.nanoTime() - start), r.state().tensorBytes());
                 if (!skipped.isEmpty()) {
                     LOG.warn("restored {} from {} after skipping {} newer: {}", c.id(), r.location(), skipped.size(),
                             skipped);
@@ -328,12 +343,22 @@ public final class Checkpointer implements AutoCloseable {
         private InFlightPolicy policy = InFlightPolicy.WAIT;
         private Duration saveTimeout = Duration.ofMinutes(10);
         private boolean copyOnRestore;
+        private io.micrometer.core.instrument.MeterRegistry registry;
 
         private Builder() {
         }
 
         /** @param job the job name, recorded in manifests and naming the replica map (default {@code kolo}) */
-        public Builder job(String job) {
+        /**
+         * Records save and restore times and bytes ({@code kolo_checkpoint_*}) in {@code registry}, e.g.
+         * {@code kolo.meterRegistry()}, so the worker's {@code /metrics} serves them.
+         */
+        public Builder meterRegistry(io.micrometer.core.instrument.MeterRegistry registry) {
+            this.registry = registry;
+            return this;
+        }
+
+                public Builder job(String job) {
             if (job == null || job.isBlank()) {
                 throw new IllegalArgumentException("job name must be non-empty");
             }

@@ -37,6 +37,7 @@ final class Trainer {
     private final TrainSettings s;
     private final PrintStream out;
     private final TrainingCheckpoints checkpoints;
+    private final TrainingMetrics metrics;
 
     /** Shards, steps per epoch and learning rate for a given number of workers. */
     record Plan(ShardSampler sampler, long stepsPerEpoch, LearningRateSchedule schedule) {
@@ -50,6 +51,7 @@ final class Trainer {
         this.s = settings;
         this.out = out;
         this.checkpoints = checkpoints;
+        this.metrics = TrainingMetrics.of(kolo.meterRegistry());
     }
 
     Plan plan(int size) {
@@ -128,6 +130,8 @@ final class Trainer {
                     firstLoss = Double.isNaN(firstLoss) ? loss : firstLoss;
                     lastLoss = loss;
                     double seconds = (System.nanoTime() - intervalStart) / 1e9;
+                    metrics.interval(step + 1, epoch + 1, loss, intervalSteps, intervalSteps * batch * passes * size,
+                            seconds, lr);
                     if (rank == 0) {
                         out.printf(Locale.ROOT, "epoch %d step %d/%d samples/s %.0f loss %.4f lr %.4f%n", epoch + 1,
                                 inEpoch + 1, plan.stepsPerEpoch(),
@@ -144,6 +148,7 @@ final class Trainer {
             }
             double[] eval = evaluate(model, x, y);
             accuracy = eval[0];
+            metrics.evaluated(accuracy);
             if (rank == 0) {
                 out.printf(Locale.ROOT, "epoch %d done: test_accuracy=%.4f test_loss=%.4f elapsed=%.1fs%n", epoch + 1,
                         eval[0], eval[1], (System.nanoTime() - started) / 1e9);

@@ -24,7 +24,8 @@ final class TrainingCheckpoints implements AutoCloseable {
     TrainingCheckpoints(Kolo kolo, Path dir, PrintStream out) {
         this.kolo = kolo;
         this.out = out;
-        this.checkpointer = Checkpointer.builder().job("fashion-mnist").directory(dir).rank(kolo.rank()).build();
+        this.checkpointer = Checkpointer.builder().job("fashion-mnist").directory(dir).rank(kolo.rank())
+                .meterRegistry(kolo.meterRegistry()).build();
     }
 
     /**
