@@ -195,6 +195,11 @@ final class CollectiveClient implements AutoCloseable {
 
     private void execute(Generation g, OpResponse r, long arrivedNanos) {
         long started = System.nanoTime();
+        String malformed = ControlChecks.response(r, g.size);
+        if (malformed != null) {
+            protocolError(malformed);
+            return;
+        }
         for (int id : r.evicted()) {
             OpSpec old = cacheSpecs.remove(id);
             if (old != null) {
@@ -218,8 +223,13 @@ final class CollectiveClient implements AutoCloseable {
             }
             OpSpec spec = op != null ? op.spec : e.spec() != null ? e.spec() : cacheSpecs.get(e.cacheId());
             if (op == null && !(joined && r.type() == OpType.ALLREDUCE && spec != null)) {
-                abort(new KoloException("protocol error: the coordinator scheduled " + r.type().label() + " '"
-                        + e.name() + "' which this rank never submitted"));
+                protocolError("the coordinator scheduled " + r.type().label() + " '" + e.name()
+                        + "' which this rank never submitted");
+                return;
+            }
+            String wrong = ControlChecks.entry(r.type(), spec, e.perRank(), g.rank, g.size);
+            if (wrong != null) {
+                protocolError(wrong);
                 return;
             }
             specs.add(spec);
@@ -261,6 +271,13 @@ final class CollectiveClient implements AutoCloseable {
         for (int i = 0; i < ops.size(); i++) {
             finish(ops.get(i), results.get(i), null);
         }
+    }
+
+    /** A response this rank cannot run as sent: the ranks no longer agree, so the generation ends. */
+    private void protocolError(String problem) {
+        LOG.warn("control plane: rank {} refuses a response from the coordinator: {}", current == null ? -1
+                : current.rank, problem);
+        abort(new KoloException("protocol error: " + problem));
     }
 
     /** Metrics and timeline of one executed response; nothing is allocated when the timeline is off. */

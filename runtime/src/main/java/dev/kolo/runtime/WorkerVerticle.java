@@ -155,7 +155,9 @@ final class WorkerVerticle extends VerticleBase {
         vertx.eventBus().<ControlMessage>request(node.addresses().coordinator(coordinatorNode),
                         new Hello(self, lastGeneration), control)
                 .onSuccess(reply -> {
-                    HelloReply r = (HelloReply) reply.body();
+                    if (!(ControlInbox.body(reply, LOG, "worker " + shortId(node.nodeId())) instanceof HelloReply r)) {
+                        return; // malformed (logged) or not a reply: the next tick asks again
+                    }
                     lastReply = r;
                     if (!r.accepted()) {
                         vertx.cancelTimer(helloTimer);
@@ -166,7 +168,10 @@ final class WorkerVerticle extends VerticleBase {
     }
 
     private void onControl(Message<ControlMessage> message) {
-        ControlMessage m = message.body();
+        ControlMessage m = ControlInbox.body(message, LOG, "worker " + shortId(node.nodeId()));
+        if (m == null) {
+            return;
+        }
         if (m instanceof Assignment a) {
             onAssignment(a);
         } else if (m instanceof BarrierRelease r) {
@@ -200,6 +205,11 @@ final class WorkerVerticle extends VerticleBase {
         boolean forMe = a.workers().stream().anyMatch(w -> w.node().equals(node.nodeId()));
         if (a.generation() <= current || !forMe) {
             return; // stale generation, or not ours
+        }
+        String problem = ControlChecks.assignment(a);
+        if (problem != null) {
+            LOG.warn("control plane: worker {} dropped a malformed assignment: {}", shortId(node.nodeId()), problem);
+            return;
         }
         assignment = a;
         abortCause = null;
