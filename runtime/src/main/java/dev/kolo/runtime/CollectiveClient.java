@@ -200,6 +200,15 @@ final class CollectiveClient implements AutoCloseable {
             protocolError(malformed);
             return;
         }
+        // Mirror the coordinator's cache: new ids first, then evictions. A response that brings more new specs
+        // than the cache holds evicts some of its own, so evicting first would keep those forever (a leak of
+        // one spec per such entry and step, found by bench soak).
+        for (ResponseEntry e : r.entries()) {
+            if (e.spec() != null && e.cacheId() >= 0) {
+                cacheSpecs.put(e.cacheId(), e.spec());
+                cacheIds.put(e.spec(), e.cacheId());
+            }
+        }
         for (int id : r.evicted()) {
             OpSpec old = cacheSpecs.remove(id);
             if (old != null) {
@@ -212,10 +221,6 @@ final class CollectiveClient implements AutoCloseable {
         List<Tensor> outputs = new ArrayList<>(r.entries().size());
         List<PendingOp> ops = new ArrayList<>(r.entries().size());
         for (ResponseEntry e : r.entries()) {
-            if (e.spec() != null && e.cacheId() >= 0) {
-                cacheSpecs.put(e.cacheId(), e.spec());
-                cacheIds.put(e.spec(), e.cacheId());
-            }
             PendingOp op = inFlight.get(e.name());
             ops.add(op);
             if (r.failed()) {
@@ -372,6 +377,17 @@ final class CollectiveClient implements AutoCloseable {
 
     int inFlightCount() {
         return inFlight.size();
+    }
+
+    /** @return how many specs this rank's mirror of the response cache holds, read on the collective thread */
+    int cachedSpecs() {
+        CompletableFuture<Integer> size = new CompletableFuture<>();
+        tasks.add(() -> size.complete(Math.max(cacheSpecs.size(), cacheIds.size())));
+        try {
+            return size.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new KoloException("the collective thread did not answer: " + e, e);
+        }
     }
 
     @Override

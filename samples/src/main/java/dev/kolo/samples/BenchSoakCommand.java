@@ -65,10 +65,11 @@ final class BenchSoakCommand implements Callable<Integer> {
         if (json) {
             args.add("--json");
         }
-        // A fixed heap, touched at start: resident memory then moves only with what the run really keeps.
+        // A fixed heap, touched at start, and a cap on direct memory (reaching it runs the GC that frees dead
+        // result tensors): resident memory then levels off after the warm-up unless something leaks.
         LocalLauncher launcher = new LocalLauncher("soak-" + UUID.randomUUID().toString().substring(0, 8), np,
                 args, 5000, System.err, BenchSoakCommand::route,
-                List.of("-Xms384m", "-Xmx384m", "-XX:+AlwaysPreTouch",
+                List.of("-Xms384m", "-Xmx384m", "-XX:+AlwaysPreTouch", "-XX:MaxDirectMemorySize=256m",
                         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
         int code = launcher.run();
         System.err.println(code == 0 ? "kolo: soak passed" : "kolo: soak failed (exit status " + code + ")");
@@ -92,8 +93,9 @@ final class BenchSoakCommand implements Callable<Integer> {
         try (Kolo kolo = Kolo.init(config)) {
             SoakRun run = new SoakRun(kolo, smallTensors, largeMb << 20);
             long totalNanos = (long) (minutes * 60e9);
-            // The start is measured after a warm-up (JIT, fusion buffer, response cache, pools at their size).
-            long warmupNanos = Math.min(60_000_000_000L, Math.max(10_000_000_000L, totalNanos / 6));
+            // The start is measured after a warm-up (JIT, fusion buffer, response cache, pools and the direct
+            // memory high-water mark at their size).
+            long warmupNanos = warmupNanos(totalNanos);
             SoakRun.Result r;
             try {
                 r = run.run(warmupNanos, totalNanos);
@@ -111,6 +113,13 @@ final class BenchSoakCommand implements Callable<Integer> {
             }
             return 0;
         }
+    }
+
+    /** A quarter of the run, at least 30 s (less only for runs shorter than 40 s) and at most 5 minutes. */
+    static long warmupNanos(long totalNanos) {
+        long quarter = totalNanos / 4;
+        long floor = Math.min(30_000_000_000L, totalNanos * 3 / 4);
+        return Math.min(300_000_000_000L, Math.max(floor, quarter));
     }
 
     private void report(Kolo kolo, String phase, SoakSnapshot s, long step, SoakRun.Result r) {

@@ -16,24 +16,44 @@ import java.util.Locale;
 record SoakSnapshot(double elapsedSeconds, long heapUsedBytes, long directBytes, long directCount, long mappedBytes,
                     long nativePhysicalBytes, long nativeTotalBytes, int threads, int fds) {
 
-    /** Collects garbage (twice: the second run frees what the first run's cleaners released), then reads. */
+    /**
+     * Collects garbage until direct memory stops falling: a collected direct buffer's memory is released by
+     * its cleaner on another thread a little later, so one GC alone would count buffers already dead.
+     */
     static SoakSnapshot take(double elapsedSeconds) {
-        System.gc();
-        System.gc();
-        long direct = -1;
-        long directCount = -1;
-        long mapped = -1;
-        for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
-            if (pool.getName().equals("direct")) {
-                direct = pool.getMemoryUsed();
-                directCount = pool.getCount();
-            } else if (pool.getName().equals("mapped")) {
-                mapped = pool.getMemoryUsed();
+        long direct = Long.MAX_VALUE;
+        for (int i = 0; i < 20; i++) {
+            System.gc();
+            sleep(50);
+            long now = pool("direct", false);
+            if (now >= direct) {
+                break;
             }
+            direct = now;
         }
+        direct = pool("direct", false);
+        long directCount = pool("direct", true);
+        long mapped = pool("mapped", false);
         return new SoakSnapshot(elapsedSeconds, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(),
                 direct, directCount, mapped, physicalBytes(), totalBytes(),
                 ManagementFactory.getThreadMXBean().getThreadCount(), openFileDescriptors());
+    }
+
+    private static long pool(String name, boolean count) {
+        for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if (pool.getName().equals(name)) {
+                return count ? pool.getCount() : pool.getMemoryUsed();
+            }
+        }
+        return -1;
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** JavaCPP's resident set size of the process (its natives load with the kernels), or -1. */
