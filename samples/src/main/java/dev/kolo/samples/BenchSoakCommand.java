@@ -65,12 +65,14 @@ final class BenchSoakCommand implements Callable<Integer> {
         if (json) {
             args.add("--json");
         }
-        // A fixed heap, touched at start, and a cap on direct memory (reaching it runs the GC that frees dead
-        // result tensors): resident memory then levels off after the warm-up unless something leaks.
+        // A fixed heap, touched at start, a small cap on direct memory (reaching it runs the GC that frees dead
+        // result tensors, so its high-water mark is reached within the warm-up) and two malloc arenas (direct
+        // buffers come from malloc on several threads): resident memory then levels off unless something leaks.
         LocalLauncher launcher = new LocalLauncher("soak-" + UUID.randomUUID().toString().substring(0, 8), np,
                 args, 5000, System.err, BenchSoakCommand::route,
-                List.of("-Xms384m", "-Xmx384m", "-XX:+AlwaysPreTouch", "-XX:MaxDirectMemorySize=256m",
-                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
+                List.of("-Xms384m", "-Xmx384m", "-XX:+AlwaysPreTouch", "-XX:MaxDirectMemorySize=128m",
+                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"))
+                .environment("MALLOC_ARENA_MAX", "2");
         int code = launcher.run();
         System.err.println(code == 0 ? "kolo: soak passed" : "kolo: soak failed (exit status " + code + ")");
         return code;
