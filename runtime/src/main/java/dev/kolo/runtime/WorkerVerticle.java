@@ -51,6 +51,8 @@ final class WorkerVerticle extends VerticleBase {
     private long helloTimer = -1;
     private final List<Consumer<WorkerView>> viewListeners = new ArrayList<>();
     private final CollectiveClient collectives;
+    /** How this worker names itself when it drops a malformed message. */
+    private final String receiver;
 
     private final Observability observability;
 
@@ -64,6 +66,7 @@ final class WorkerVerticle extends VerticleBase {
         this.self = self;
         this.view = view;
         this.control = new DeliveryOptions().setCodecName(ControlCodec.NAME).setSendTimeout(2000);
+        this.receiver = "worker " + shortId(node.nodeId());
     }
 
     @Override
@@ -155,7 +158,7 @@ final class WorkerVerticle extends VerticleBase {
         vertx.eventBus().<ControlMessage>request(node.addresses().coordinator(coordinatorNode),
                         new Hello(self, lastGeneration), control)
                 .onSuccess(reply -> {
-                    if (!(ControlInbox.body(reply, LOG, "worker " + shortId(node.nodeId())) instanceof HelloReply r)) {
+                    if (!(ControlInbox.body(reply, LOG, receiver) instanceof HelloReply r)) {
                         return; // malformed (logged) or not a reply: the next tick asks again
                     }
                     lastReply = r;
@@ -168,7 +171,7 @@ final class WorkerVerticle extends VerticleBase {
     }
 
     private void onControl(Message<ControlMessage> message) {
-        ControlMessage m = ControlInbox.body(message, LOG, "worker " + shortId(node.nodeId()));
+        ControlMessage m = ControlInbox.body(message, LOG, receiver);
         if (m == null) {
             return;
         }
