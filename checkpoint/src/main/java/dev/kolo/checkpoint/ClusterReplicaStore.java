@@ -241,6 +241,11 @@ public final class ClusterReplicaStore implements CheckpointStore {
     }
 
     private List<Entry> decodeIndex(byte[] bytes) throws IOException {
+        return decodeIndex(bytes, describe());
+    }
+
+    /** @throws IOException naming {@code where} if the index is not JSON or any entry is inconsistent */
+    static List<Entry> decodeIndex(byte[] bytes, String where) throws IOException {
         try {
             Map<String, Object> index = Json.object(Json.parse(new String(bytes, StandardCharsets.UTF_8)), "index");
             List<Entry> entries = new ArrayList<>();
@@ -249,13 +254,30 @@ public final class ClusterReplicaStore implements CheckpointStore {
                 String name = Json.string(e, "id", "index entry");
                 CheckpointId id = CheckpointId.parse(name)
                         .orElseThrow(() -> new IllegalArgumentException("bad checkpoint id " + name));
-                entries.add(new Entry(id, Json.string(e, "key", "index entry"), Json.integer(e, "dataBytes", "entry"),
-                        (int) Json.integer(e, "chunkBytes", "entry"), (int) Json.integer(e, "chunks", "entry")));
+                entries.add(indexEntry(id, Json.string(e, "key", "index entry"), Json.integer(e, "dataBytes", "entry"),
+                        Json.integer(e, "chunkBytes", "entry"), Json.integer(e, "chunks", "entry")));
             }
             return entries;
         } catch (RuntimeException e) {
-            throw new IOException("the index of " + describe() + " is unreadable: " + e.getMessage(), e);
+            throw new IOException("the index of " + where + " is unreadable: " + e.getMessage(), e);
         }
+    }
+
+    /** An index entry whose sizes agree with each other; the index is written by another member. */
+    static Entry indexEntry(CheckpointId id, String key, long dataBytes, long chunkBytes, long chunks) {
+        if (key.isEmpty()) {
+            throw new IllegalArgumentException("entry " + id + " has an empty key");
+        }
+        if (dataBytes < 0 || chunkBytes < 1 || chunkBytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("entry " + id + " has dataBytes " + dataBytes + " and chunkBytes "
+                    + chunkBytes);
+        }
+        long needed = dataBytes / chunkBytes + (dataBytes % chunkBytes == 0 ? 0 : 1);
+        if (needed > Integer.MAX_VALUE || chunks != needed) {
+            throw new IllegalArgumentException("entry " + id + " has " + chunks + " chunks of " + chunkBytes
+                    + " bytes for " + dataBytes + " bytes (" + needed + " expected)");
+        }
+        return new Entry(id, key, dataBytes, (int) chunkBytes, (int) chunks);
     }
 
     @Override
@@ -376,7 +398,7 @@ public final class ClusterReplicaStore implements CheckpointStore {
 
         @Override
         public ByteBuffer readData(long offset, int length) throws IOException {
-            if (offset < 0 || offset + length > entry.dataBytes()) {
+            if (offset < 0 || length < 0 || offset > entry.dataBytes() - length) {
                 throw new java.io.EOFException(location() + " holds " + entry.dataBytes() + " bytes; cannot read "
                         + length + " at offset " + offset);
             }

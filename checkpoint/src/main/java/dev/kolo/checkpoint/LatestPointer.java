@@ -19,6 +19,8 @@ import java.util.UUID;
 final class LatestPointer {
     static final String FILE = "latest";
     static final String TEMP_PREFIX = ".latest.tmp-";
+    /** The longest pointer file read: a name of 19-digit step and generation plus a newline fits easily. */
+    static final int MAX_BYTES = 128;
 
     private LatestPointer() {
     }
@@ -38,8 +40,15 @@ final class LatestPointer {
     /** @return the checkpoint the pointer names, or empty if there is no pointer or it is unreadable */
     static Optional<CheckpointId> read(Path dir) {
         try {
-            String text = Files.readString(dir.resolve(FILE), StandardCharsets.US_ASCII).strip();
-            return CheckpointId.parse(text);
+            // A checkpoint name is short: read a little more than the longest one, never the whole of a big file.
+            byte[] head;
+            try (java.io.InputStream in = Files.newInputStream(dir.resolve(FILE))) {
+                head = in.readNBytes(MAX_BYTES + 1);
+            }
+            if (head.length > MAX_BYTES) {
+                return Optional.empty();
+            }
+            return CheckpointId.parse(new String(head, StandardCharsets.US_ASCII).strip());
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException | RuntimeException e) {

@@ -272,7 +272,10 @@ public final class LocalDirectoryStore implements CheckpointStore {
 
         @Override
         public byte[] readManifest() throws IOException {
-            return Files.readAllBytes(path.resolve(Manifest.MANIFEST_FILE));
+            // Never more than a manifest may hold: the decoder rejects the one byte too many.
+            try (java.io.InputStream in = Files.newInputStream(path.resolve(Manifest.MANIFEST_FILE))) {
+                return in.readNBytes(ManifestCodec.MAX_BYTES + 1);
+            }
         }
 
         @Override
@@ -286,7 +289,7 @@ public final class LocalDirectoryStore implements CheckpointStore {
                 return ByteBuffer.allocateDirect(0).order(ByteOrder.LITTLE_ENDIAN);
             }
             long fileSize = channel().size();
-            if (offset < 0 || offset + length > fileSize) {
+            if (offset < 0 || length < 0 || offset > fileSize - length) {
                 throw new java.io.EOFException(dataLocation() + " is " + fileSize + " bytes; cannot read "
                         + length + " bytes at offset " + offset);
             }

@@ -24,6 +24,11 @@ final class ManifestCodec {
     private static final String CRC_FIELD = "\"manifestCrc32c\": \"";
     private static final String CRC_TAIL = "\"\n}\n";
     private static final String PLACEHOLDER = "00000000";
+    /**
+     * Largest manifest a reader accepts (about 1.5 million tensors): stores read at most this many bytes, so
+     * a damaged or hostile file cannot make a reader allocate without bound.
+     */
+    static final int MAX_BYTES = 256 << 20;
 
     private ManifestCodec() {
     }
@@ -97,6 +102,10 @@ final class ManifestCodec {
      * @throws CorruptCheckpointException if the checksum, the JSON or any field is wrong
      */
     static Manifest decode(byte[] bytes, String location) throws CorruptCheckpointException {
+        if (bytes.length > MAX_BYTES) {
+            throw new CorruptCheckpointException(location, null, "manifest is " + bytes.length + " bytes, more than "
+                    + MAX_BYTES + " (not a Kolo manifest)");
+        }
         String text;
         try {
             text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
@@ -108,7 +117,7 @@ final class ManifestCodec {
         checkCrc(bytes, text, location);
         try {
             return fields(Json.object(Json.parse(text), "manifest"), location);
-        } catch (Json.JsonException | IllegalArgumentException e) {
+        } catch (Json.JsonException | IllegalArgumentException | ArithmeticException e) {
             throw new CorruptCheckpointException(location, null, "invalid manifest: " + e.getMessage());
         }
     }
@@ -226,23 +235,36 @@ final class ManifestCodec {
                 throw new IllegalArgumentException(tw + " has unknown dtype \"" + t.get("dtype") + "\"");
             }
             List<Object> dims = Json.array(Json.member(t, "shape", tw), tw + " shape");
+            if (dims.size() > 32) {
+                throw new IllegalArgumentException(tw + " has " + dims.size() + " dims (at most 32)");
+            }
             long[] shape = new long[dims.size()];
             long elements = 1;
+            long nonZero = 1;
             for (int d = 0; d < shape.length; d++) {
                 if (!(dims.get(d) instanceof Json.Num n) || n.longValue() < 0) {
                     throw new IllegalArgumentException(tw + " has an invalid shape");
                 }
                 shape[d] = n.longValue();
-                elements = Math.multiplyExact(elements, shape[d]);
+                // Bounded like a tensor (one direct buffer), also across a zero dim.
+                if (shape[d] > 0) {
+                    nonZero = Math.multiplyExact(nonZero, shape[d]);
+                    if (nonZero > Integer.MAX_VALUE) {
+                        throw new IllegalArgumentException(tw + " shape " + dims
+                                + " exceeds " + Integer.MAX_VALUE + " elements");
+                    }
+                }
+                elements *= shape[d];
             }
             long offset = Json.integer(t, "offset", tw);
             long length = Json.integer(t, "length", tw);
-            if (length != Math.multiplyExact(elements, (long) dtype.byteSize()) || length > Integer.MAX_VALUE) {
+            long needed = elements * dtype.byteSize(); // at most 2^31 elements of at most 8 bytes: no overflow
+            if (length != needed || length > Integer.MAX_VALUE) {
                 throw new IllegalArgumentException(tw + " has length " + length + " but shape "
-                        + java.util.Arrays.toString(shape) + " of " + dtype + " needs "
-                        + elements * dtype.byteSize() + " bytes");
+                        + java.util.Arrays.toString(shape) + " of " + dtype + " needs " + needed + " bytes");
             }
-            if (offset < end || offset % Manifest.ALIGNMENT != 0 || offset + length > dataBytes) {
+            // offset > dataBytes - length, not offset + length > dataBytes: a forged offset must not overflow.
+            if (offset < end || offset % Manifest.ALIGNMENT != 0 || offset > dataBytes - length) {
                 throw new IllegalArgumentException(tw + " has offset " + offset + " (length " + length
                         + ") outside the data file, overlapping the previous tensor or not aligned");
             }

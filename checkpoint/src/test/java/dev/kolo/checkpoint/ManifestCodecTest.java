@@ -88,4 +88,53 @@ class ManifestCodecTest {
                 c.getMessage());
         assertThrows(CorruptCheckpointException.class, () -> ManifestCodec.decode(new byte[0], "m"));
     }
+
+    private static String rejection(byte[] bytes) {
+        return assertThrows(CorruptCheckpointException.class, () -> ManifestCodec.decode(bytes, "m")).getMessage();
+    }
+
+    @Test
+    void resealedEditsStillDecode() {
+        byte[] bytes = image().manifestBytes();
+        assertEquals(7, ManifestCodec.decode(Reseal.edit(bytes, "\"epoch\": 3", "\"epoch\": 7"), "m").epoch());
+    }
+
+    @Test
+    void forgedOffsetsCannotOverflowPastTheDataSize() {
+        byte[] bytes = image().manifestBytes();
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        String offset = text.replaceAll("(?s).*\"name\":\"bytes\".*?\"offset\":(\\d+).*", "$1");
+        // A 64-aligned offset near Long.MAX_VALUE: offset + length wraps negative and once passed the check.
+        long forged = (Long.MAX_VALUE / 64) * 64;
+        String message = rejection(Reseal.edit(bytes, "\"offset\":" + offset + ",\"length\":3",
+                "\"offset\":" + forged + ",\"length\":3"));
+        assertTrue(message.contains("outside the data file"), message);
+    }
+
+    @Test
+    void shapesThatOverflowAreCorruptNotArithmeticErrors() {
+        byte[] bytes = image().manifestBytes();
+        String huge = "[4611686018427387904,4611686018427387904]";
+        assertTrue(rejection(Reseal.edit(bytes, "\"shape\":[3]", "\"shape\":" + huge)).contains("invalid manifest"));
+        // A zero dim first hides nothing: the other dims are bounded too.
+        String zeroFirst = "[0,4611686018427387904,4611686018427387904]";
+        assertTrue(rejection(Reseal.edit(bytes, "\"shape\":[0,4]", "\"shape\":" + zeroFirst))
+                .contains("exceeds"));
+        assertTrue(rejection(Reseal.edit(bytes, "\"shape\":[3]", "\"shape\":[-3]")).contains("invalid shape"));
+    }
+
+    @Test
+    void wrongTypesAndMissingFieldsAreNamed() {
+        byte[] bytes = image().manifestBytes();
+        assertTrue(rejection(Reseal.edit(bytes, "\"worldSize\": 8", "\"worldSize\": \"8\"")).contains("worldSize"));
+        assertTrue(rejection(Reseal.edit(bytes, "\"dtype\":\"INT8\"", "\"dtype\":\"INT9\"")).contains("INT9"));
+        assertTrue(rejection(Reseal.edit(bytes, "\"step\": 1200,", "")).contains("step"));
+        assertTrue(rejection(Reseal.edit(bytes, "\"uuid\": \"", "\"uuid\": \"x")).contains("invalid manifest"));
+    }
+
+    @Test
+    void oversizedManifestIsRejectedBeforeParsing() {
+        String message = rejection(new byte[ManifestCodec.MAX_BYTES + 1]);
+        assertTrue(message.contains("more than " + ManifestCodec.MAX_BYTES), message);
+    }
 }

@@ -60,6 +60,10 @@ final class ValueCodec {
             }
             long commits = in.readLong();
             int n = in.readInt();
+            if (n < 0 || n > in.available() / 3) { // each value takes at least a name length and a type byte
+                throw new IllegalStateException("elastic state values: count " + n + " does not fit "
+                        + in.available() + " bytes");
+            }
             Map<String, Object> values = new LinkedHashMap<>();
             for (int i = 0; i < n; i++) {
                 String name = in.readUTF();
@@ -68,7 +72,13 @@ final class ValueCodec {
                     case 'L' -> values.put(name, in.readLong());
                     case 'D' -> values.put(name, in.readDouble());
                     case 'S' -> {
-                        byte[] s = new byte[in.readInt()];
+                        int len = in.readInt();
+                        // The bytes come from another rank: a length beyond what is left must not size an array.
+                        if (len < 0 || len > in.available()) {
+                            throw new IllegalStateException("elastic state value '" + name + "' claims " + len
+                                    + " bytes but " + in.available() + " are left");
+                        }
+                        byte[] s = new byte[len];
                         in.readFully(s);
                         values.put(name, new String(s, java.nio.charset.StandardCharsets.UTF_8));
                     }

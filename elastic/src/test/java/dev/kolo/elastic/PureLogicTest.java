@@ -31,6 +31,20 @@ class PureLogicTest {
     }
 
     @Test
+    void forgedLengthsAndCountsFromAnotherRankAreRefusedBeforeAllocating() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(1 + 8 + 4 + 2 + 1 + 1 + 4);
+        b.put((byte) 1).putLong(1).putInt(1).putShort((short) 1).put((byte) 'x').put((byte) 'S')
+                .putInt(Integer.MAX_VALUE); // a 2 GiB string promised, nothing follows
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> ValueCodec.decode(b.array()));
+        assertTrue(e.getMessage().contains("claims 2147483647 bytes"), e.getMessage());
+        java.nio.ByteBuffer negative = java.nio.ByteBuffer.allocate(b.capacity()).put(b.array()).putInt(17, -1);
+        assertThrows(IllegalStateException.class, () -> ValueCodec.decode(negative.array()));
+        java.nio.ByteBuffer count = java.nio.ByteBuffer.allocate(13).put((byte) 1).putLong(1).putInt(Integer.MAX_VALUE);
+        assertTrue(assertThrows(IllegalStateException.class, () -> ValueCodec.decode(count.array())).getMessage()
+                .contains("count"));
+    }
+
+    @Test
     void backOffDoublesThenBlacklists() {
         Blacklist.Policy p = new Blacklist.Policy(4, Duration.ofSeconds(5), Duration.ofSeconds(12), Duration.ofMinutes(10));
         long t = 1_000_000;

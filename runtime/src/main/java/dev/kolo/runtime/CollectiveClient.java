@@ -195,6 +195,20 @@ final class CollectiveClient implements AutoCloseable {
 
     private void execute(Generation g, OpResponse r, long arrivedNanos) {
         long started = System.nanoTime();
+        String malformed = ControlChecks.response(r, g.size);
+        if (malformed != null) {
+            protocolError(malformed);
+            return;
+        }
+        // Mirror the coordinator's cache: new ids first, then evictions. A response that brings more new specs
+        // than the cache holds evicts some of its own, so evicting first would keep those forever (a leak of
+        // one spec per such entry and step, found by bench soak).
+        for (ResponseEntry e : r.entries()) {
+            if (e.spec() != null && e.cacheId() >= 0) {
+                cacheSpecs.put(e.cacheId(), e.spec());
+                cacheIds.put(e.spec(), e.cacheId());
+            }
+        }
         for (int id : r.evicted()) {
             OpSpec old = cacheSpecs.remove(id);
             if (old != null) {
@@ -207,10 +221,6 @@ final class CollectiveClient implements AutoCloseable {
         List<Tensor> outputs = new ArrayList<>(r.entries().size());
         List<PendingOp> ops = new ArrayList<>(r.entries().size());
         for (ResponseEntry e : r.entries()) {
-            if (e.spec() != null && e.cacheId() >= 0) {
-                cacheSpecs.put(e.cacheId(), e.spec());
-                cacheIds.put(e.spec(), e.cacheId());
-            }
             PendingOp op = inFlight.get(e.name());
             ops.add(op);
             if (r.failed()) {
@@ -218,8 +228,13 @@ final class CollectiveClient implements AutoCloseable {
             }
             OpSpec spec = op != null ? op.spec : e.spec() != null ? e.spec() : cacheSpecs.get(e.cacheId());
             if (op == null && !(joined && r.type() == OpType.ALLREDUCE && spec != null)) {
-                abort(new KoloException("protocol error: the coordinator scheduled " + r.type().label() + " '"
-                        + e.name() + "' which this rank never submitted"));
+                protocolError("the coordinator scheduled " + r.type().label() + " '" + e.name()
+                        + "' which this rank never submitted");
+                return;
+            }
+            String wrong = ControlChecks.entry(r.type(), spec, e.perRank(), g.rank, g.size);
+            if (wrong != null) {
+                protocolError(wrong);
                 return;
             }
             specs.add(spec);
@@ -261,6 +276,13 @@ final class CollectiveClient implements AutoCloseable {
         for (int i = 0; i < ops.size(); i++) {
             finish(ops.get(i), results.get(i), null);
         }
+    }
+
+    /** A response this rank cannot run as sent: the ranks no longer agree, so the generation ends. */
+    private void protocolError(String problem) {
+        LOG.warn("control plane: rank {} refuses a response from the coordinator: {}", current == null ? -1
+                : current.rank, problem);
+        abort(new KoloException("protocol error: " + problem));
     }
 
     /** Metrics and timeline of one executed response; nothing is allocated when the timeline is off. */
@@ -361,6 +383,17 @@ final class CollectiveClient implements AutoCloseable {
 
     int inFlightCount() {
         return inFlight.size();
+    }
+
+    /** @return how many specs this rank's mirror of the response cache holds, read on the collective thread */
+    int cachedSpecs() {
+        CompletableFuture<Integer> size = new CompletableFuture<>();
+        tasks.add(() -> size.complete(Math.max(cacheSpecs.size(), cacheIds.size())));
+        try {
+            return size.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new KoloException("the collective thread did not answer: " + e, e);
+        }
     }
 
     @Override

@@ -14,14 +14,21 @@ import dev.kolo.runtime.ControlMessage.JoinRequest;
 import dev.kolo.runtime.ControlMessage.JoinResponse;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.MessageCodec;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * Binary wire format of {@link ControlMessage}s: a type byte, then fields in a fixed order; strings are a
  * 2-byte length and UTF-8, lists a 2-byte count. Decoding checks every length against the buffer and its
- * limits, so a forged message fails with {@link IllegalArgumentException} instead of allocating without bound.
+ * limits, every enum code, and every number against its range (generations and sequences are never
+ * negative, ranks lie in {@code -1..MAX_RANKS-1}, ports in {@code 0..65535}, tensor shapes fit
+ * {@link #MAX_TENSOR_BYTES}), so a forged or corrupt message fails with {@link IllegalArgumentException}
+ * naming the field, instead of allocating without bound or reaching a handler with nonsense. Receivers
+ * drop such a message with a warning ({@link MalformedControl}).
  */
 final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage> {
     static final String NAME = "kolo.control.v1";
@@ -42,6 +49,10 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
     private static final byte JOIN_RESPONSE = 12;
     private static final byte MEMBERSHIP_PENDING = 13;
     static final int MAX_DIMS = 32;
+    /** Largest job size a message may describe (rank fields lie below it). */
+    static final int MAX_RANKS = MAX_LIST;
+    /** A tensor is one direct buffer: its bytes must fit an int. */
+    static final long MAX_TENSOR_BYTES = Integer.MAX_VALUE;
 
     @Override
     public void encodeToWire(Buffer out, ControlMessage m) {
@@ -141,12 +152,14 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
         byte type = r.i8();
         ControlMessage m;
         switch (type) {
-            case HELLO: m = new Hello(r.worker(), r.i64()); break;
-            case HELLO_REPLY: m = new HelloReply(r.i8() != 0, r.string(), r.i32(), r.strings()); break;
+            case HELLO: m = new Hello(r.worker(), r.generation("lastGeneration")); break;
+            case HELLO_REPLY: m = new HelloReply(r.bool("accepted"), r.string(), (int) r.range(r.i32(), 0, MAX_RANKS,
+                    "expected"), r.strings()); break;
             case ASSIGNMENT: {
-                long gen = r.i64();
-                String coordinator = r.string();
+                long gen = r.generation("generation");
+                String coordinator = r.nonEmpty(r.string(), "coordinatorNode");
                 int n = r.u16();
+                r.need(n * 32L); // the fixed part of a worker: 2 string lengths, 5 ints, 1 long
                 List<WorkerInfo> workers = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     workers.add(r.worker());
@@ -154,37 +167,43 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
                 m = new Assignment(gen, coordinator, List.copyOf(workers));
                 break;
             }
-            case COORDINATOR: m = new CoordinatorAnnounce(r.i64(), r.string()); break;
-            case BARRIER_ENTER: m = new BarrierEnter(r.i64(), r.i32(), r.i64()); break;
-            case BARRIER_RELEASE: m = new BarrierRelease(r.i64(), r.i64()); break;
+            case COORDINATOR: m = new CoordinatorAnnounce(r.generation("generation"),
+                    r.nonEmpty(r.string(), "coordinatorNode")); break;
+            case BARRIER_ENTER: m = new BarrierEnter(r.generation("generation"), r.rank("rank"),
+                    r.sequence("sequence")); break;
+            case BARRIER_RELEASE: m = new BarrierRelease(r.generation("generation"), r.sequence("sequence")); break;
             case MEMBERS: m = new MembersChanged(r.strings(), r.strings()); break;
-            case OP_REQUEST: m = new OpRequest(r.i64(), r.i32(), r.spec()); break;
-            case CACHED_REQUEST: m = new CachedOpRequest(r.i64(), r.i32(), r.i32()); break;
+            case OP_REQUEST: m = new OpRequest(r.generation("generation"), r.rank("rank"), r.spec()); break;
+            case CACHED_REQUEST: m = new CachedOpRequest(r.generation("generation"), r.rank("rank"),
+                    (int) r.range(r.i32(), 0, Integer.MAX_VALUE, "cacheId")); break;
             case OP_RESPONSE: {
-                long gen = r.i64();
-                long seq = r.i64();
+                long gen = r.generation("generation");
+                long seq = r.sequence("sequence");
                 OpType opType = r.enumValue(OpType.values());
                 ControlMessage.ErrorKind kind = r.enumValue(ControlMessage.ErrorKind.values());
                 String error = r.string();
                 int n = r.u16();
-                List<ControlMessage.ResponseEntry> entries = new ArrayList<>(Math.min(n, 64));
+                r.need(n * 9L); // the fixed part of an entry: name length, cache id, spec flag, count
+                List<ControlMessage.ResponseEntry> entries = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    String name = r.string();
-                    int cacheId = r.i32();
-                    OpSpec spec = r.i8() != 0 ? r.spec() : null;
-                    entries.add(new ControlMessage.ResponseEntry(name, cacheId, spec, r.longs()));
+                    String name = r.nonEmpty(r.string(), "entry name");
+                    int cacheId = (int) r.range(r.i32(), -1, Integer.MAX_VALUE, "entry cacheId");
+                    OpSpec spec = r.bool("entry has spec") ? r.spec() : null;
+                    entries.add(new ControlMessage.ResponseEntry(name, cacheId, spec, r.counts("entry perRank")));
                 }
                 int evictedCount = r.u16();
-                List<Integer> evicted = new ArrayList<>(Math.min(evictedCount, 64));
+                r.need(evictedCount * 4L);
+                List<Integer> evicted = new ArrayList<>(evictedCount);
                 for (int i = 0; i < evictedCount; i++) {
-                    evicted.add(r.i32());
+                    evicted.add((int) r.range(r.i32(), 0, Integer.MAX_VALUE, "evicted cacheId"));
                 }
                 m = new OpResponse(gen, seq, opType, List.copyOf(entries), kind, error, List.copyOf(evicted));
                 break;
             }
-            case JOIN_REQUEST: m = new JoinRequest(r.i64(), r.i32()); break;
-            case JOIN_RESPONSE: m = new JoinResponse(r.i64(), r.i64(), r.i32()); break;
-            case MEMBERSHIP_PENDING: m = new ControlMessage.MembershipPending(r.i64()); break;
+            case JOIN_REQUEST: m = new JoinRequest(r.generation("generation"), r.rank("rank")); break;
+            case JOIN_RESPONSE: m = new JoinResponse(r.generation("generation"), r.sequence("sequence"),
+                    r.rankOrNone("lastRank")); break;
+            case MEMBERSHIP_PENDING: m = new ControlMessage.MembershipPending(r.generation("generation")); break;
             default: throw new IllegalArgumentException("unknown control message type " + type);
         }
         if (r.pos != r.end) {
@@ -268,7 +287,7 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
         }
     }
 
-    /** Bounds-checked cursor over a received buffer. */
+    /** Bounds- and range-checked cursor over a received buffer. */
     private static final class Reader {
         private final Buffer in;
         private int pos;
@@ -280,7 +299,7 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
             this.end = in.length();
         }
 
-        private void need(int n) {
+        void need(long n) {
             if (pos + n > end) {
                 throw new IllegalArgumentException("control message truncated: needs " + n + " more bytes at " + pos);
             }
@@ -291,13 +310,47 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
         int i32() { need(4); int v = in.getInt(pos); pos += 4; return v; }
         long i64() { need(8); long v = in.getLong(pos); pos += 8; return v; }
 
+        /** @return {@code v} if it lies in {@code lo..hi}, else fails naming {@code field} */
+        long range(long v, long lo, long hi, String field) {
+            if (v < lo || v > hi) {
+                throw new IllegalArgumentException("control field " + field + " = " + v + " is outside " + lo + ".."
+                        + hi);
+            }
+            return v;
+        }
+
+        long generation(String field) { return range(i64(), 0, Long.MAX_VALUE, field); }
+        long sequence(String field) { return range(i64(), 0, Long.MAX_VALUE, field); }
+        int rank(String field) { return (int) range(i32(), 0, MAX_RANKS - 1, field); }
+        int rankOrNone(String field) { return (int) range(i32(), -1, MAX_RANKS - 1, field); }
+
+        boolean bool(String field) {
+            return range(i8(), 0, 1, field) == 1;
+        }
+
+        String nonEmpty(String s, String field) {
+            if (s.isEmpty()) {
+                throw new IllegalArgumentException("control field " + field + " is empty");
+            }
+            return s;
+        }
+
         String string() {
             int n = u16();
             if (n > MAX_STRING) {
                 throw new IllegalArgumentException("control string of " + n + " bytes exceeds " + MAX_STRING);
             }
             need(n);
-            String s = in.getString(pos, pos + n, "UTF-8");
+            // Strict UTF-8: a lenient decode would turn each bad byte into a 3-byte U+FFFD, a string the encoder
+            // may refuse (over MAX_STRING) when the message is forwarded.
+            String s;
+            try {
+                s = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(java.nio.ByteBuffer.wrap(in.getBytes(pos, pos + n))).toString();
+            } catch (CharacterCodingException e) {
+                throw new IllegalArgumentException("control string at " + pos + " is not valid UTF-8");
+            }
             pos += n;
             return s;
         }
@@ -311,46 +364,55 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
             return values[ordinal];
         }
 
-        long[] longs() {
+        /** A list of non-negative counts (rows, splits). */
+        long[] counts(String field) {
             int n = u16();
-            need(n * 8);
+            need(n * 8L);
             long[] out = new long[n];
             for (int i = 0; i < n; i++) {
-                out[i] = i64();
+                out[i] = range(i64(), 0, MAX_TENSOR_BYTES, field);
             }
             return out;
         }
 
         OpSpec spec() {
-            String name = string();
+            String name = nonEmpty(string(), "tensor name");
             OpType type = enumValue(OpType.values());
             DType dtype = enumValue(DType.values());
             int dims = i8();
             if (dims < 0 || dims > MAX_DIMS) {
-                throw new IllegalArgumentException("tensor '" + name + "' claims " + dims + " dims");
+                throw new IllegalArgumentException("tensor '" + name + "' claims " + dims + " dims (at most "
+                        + MAX_DIMS + ")");
             }
+            need(dims * 8L);
             long[] shape = new long[dims];
+            // The product of the non-zero dims is bounded too: rowElements() multiplies all dims but the first.
+            long product = dtype.byteSize();
             for (int i = 0; i < dims; i++) {
                 shape[i] = i64();
                 if (shape[i] < 0) {
                     throw new IllegalArgumentException("tensor '" + name + "' has a negative dimension");
                 }
-            }
-            try {
-                Math.multiplyExact(Tensor.elementCount(shape), (long) dtype.byteSize());
-            } catch (ArithmeticException e) {
-                throw new IllegalArgumentException("tensor '" + name + "' shape overflows");
+                if (shape[i] > 0) {
+                    if (shape[i] > MAX_TENSOR_BYTES / product) {
+                        throw new IllegalArgumentException("tensor '" + name + "' shape " + Arrays.toString(shape)
+                                + " exceeds " + MAX_TENSOR_BYTES + " bytes");
+                    }
+                    product *= shape[i];
+                }
             }
             ReduceOp op = enumValue(ReduceOp.values());
             double prescale = Double.longBitsToDouble(i64());
             double postscale = Double.longBitsToDouble(i64());
-            int root = i32();
-            return new OpSpec(name, type, dtype, shape, op, prescale, postscale, root, longs());
+            int root = rank("tensor root");
+            long[] splits = counts("tensor splits");
+            return new OpSpec(name, type, dtype, shape, op, prescale, postscale, root, splits);
         }
 
         List<String> strings() {
             int n = u16();
-            List<String> out = new ArrayList<>(Math.min(n, 64));
+            need(n * 2L); // every string costs at least its length field
+            List<String> out = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 out.add(string());
             }
@@ -358,7 +420,19 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
         }
 
         WorkerInfo worker() {
-            return new WorkerInfo(string(), string(), i32(), i64(), i32(), i32(), i32(), i32());
+            String node = nonEmpty(string(), "worker node");
+            String host = nonEmpty(string(), "worker host");
+            int dataPort = (int) range(i32(), 0, 65535, "worker dataPort");
+            long pid = range(i64(), -1, Long.MAX_VALUE, "worker pid");
+            int rankHint = rankOrNone("worker rankHint");
+            int rank = rankOrNone("worker rank");
+            int localRank = rankOrNone("worker localRank");
+            int localSize = (int) range(i32(), -1, MAX_RANKS, "worker localSize");
+            if (localRank >= 0 && localRank >= localSize) {
+                throw new IllegalArgumentException("control field worker localRank = " + localRank
+                        + " is not below localSize " + localSize);
+            }
+            return new WorkerInfo(node, host, dataPort, pid, rankHint, rank, localRank, localSize);
         }
     }
 }

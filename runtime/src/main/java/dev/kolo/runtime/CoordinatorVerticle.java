@@ -89,7 +89,13 @@ final class CoordinatorVerticle extends VerticleBase {
     }
 
     private void onMessage(Message<ControlMessage> message) {
-        ControlMessage m = message.body();
+        ControlMessage m = ControlInbox.body(message, LOG, "the coordinator");
+        if (m == null) {
+            return;
+        }
+        if (!fromARank(m)) {
+            return;
+        }
         if (m instanceof Hello h) {
             message.reply(onHello(h), control);
         } else if (m instanceof BarrierEnter b) {
@@ -123,6 +129,33 @@ final class CoordinatorVerticle extends VerticleBase {
         } else {
             LOG.warn("dropped unexpected control message {}", m.getClass().getSimpleName());
         }
+    }
+
+    /** Requests naming a rank outside the current generation are dropped with a warning. */
+    private boolean fromARank(ControlMessage m) {
+        int rank;
+        long generation;
+        if (m instanceof BarrierEnter b) {
+            rank = b.rank();
+            generation = b.generation();
+        } else if (m instanceof OpRequest r) {
+            rank = r.rank();
+            generation = r.generation();
+        } else if (m instanceof CachedOpRequest r) {
+            rank = r.rank();
+            generation = r.generation();
+        } else if (m instanceof JoinRequest j) {
+            rank = j.rank();
+            generation = j.generation();
+        } else {
+            return true;
+        }
+        if (current != null && generation == current.generation() && rank >= current.workers().size()) {
+            LOG.warn("control plane: the coordinator dropped a {} from rank {}, which generation {} of {} ranks "
+                    + "does not have", m.getClass().getSimpleName(), rank, generation, current.workers().size());
+            return false;
+        }
+        return true;
     }
 
     private boolean negotiating(long generation) {

@@ -31,6 +31,11 @@ public final class Kolo implements AutoCloseable {
     private final ClusterNode cluster;
     private final WorkerVerticle worker;
     private final CollectiveClient collectives;
+
+    /** For tests: the size of this rank's mirror of the coordinator's response cache. */
+    int cachedSpecs() {
+        return collectives.cachedSpecs();
+    }
     private final AtomicReference<WorkerView> view;
     private final AtomicBoolean closed = new AtomicBoolean();
 

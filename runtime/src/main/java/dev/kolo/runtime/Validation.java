@@ -54,6 +54,10 @@ final class Validation {
                 return "mismatch:" + c;
             }
         }
+        String layout = layout(what, ref, specs);
+        if (layout != null) {
+            return "invalid:" + layout;
+        }
         if (!ref.type.allowedWhileJoined()) {
             List<Integer> joinedRanks = new ArrayList<>();
             for (int r = 0; r < joined.length; r++) {
@@ -64,6 +68,39 @@ final class Validation {
             if (!joinedRanks.isEmpty()) {
                 return "invalid:" + what + " cannot run while ranks " + joinedRanks + " have joined; only "
                         + "allreduce works after join()";
+            }
+        }
+        return null;
+    }
+
+    /**
+     * What the ranks agree on must also fit the job: a root that is a rank, splits that name every rank and
+     * add up to each rank's rows. The API checks this on submit; a request from the wire may not be so kind.
+     */
+    private static String layout(String what, OpSpec ref, OpSpec[] specs) {
+        int size = specs.length;
+        if (ref.type == OpType.BROADCAST && ref.root >= size) {
+            return what + ": root rank " + ref.root + " is not a rank of this job (0.." + (size - 1) + ")";
+        }
+        if (ref.type.perRankRows() && ref.shape.length == 0) {
+            return what + " needs a tensor with at least one dimension";
+        }
+        if (ref.type == OpType.ALLTOALL) {
+            for (int r = 0; r < size; r++) {
+                OpSpec s = specs[r];
+                if (s == null) {
+                    continue;
+                }
+                if (s.splits.length != size) {
+                    return what + ": rank " + r + " sent " + s.splits.length + " splits for " + size + " ranks";
+                }
+                long sum = 0;
+                for (long n : s.splits) {
+                    sum += n; // each split is at most MAX_TENSOR_BYTES and there are at most MAX_RANKS: no overflow
+                }
+                if (sum != s.rows()) {
+                    return what + ": rank " + r + "'s splits add up to " + sum + " but it has " + s.rows() + " rows";
+                }
             }
         }
         return null;

@@ -51,6 +51,8 @@ final class WorkerVerticle extends VerticleBase {
     private long helloTimer = -1;
     private final List<Consumer<WorkerView>> viewListeners = new ArrayList<>();
     private final CollectiveClient collectives;
+    /** How this worker names itself when it drops a malformed message. */
+    private final String receiver;
 
     private final Observability observability;
 
@@ -64,6 +66,7 @@ final class WorkerVerticle extends VerticleBase {
         this.self = self;
         this.view = view;
         this.control = new DeliveryOptions().setCodecName(ControlCodec.NAME).setSendTimeout(2000);
+        this.receiver = "worker " + shortId(node.nodeId());
     }
 
     @Override
@@ -155,7 +158,9 @@ final class WorkerVerticle extends VerticleBase {
         vertx.eventBus().<ControlMessage>request(node.addresses().coordinator(coordinatorNode),
                         new Hello(self, lastGeneration), control)
                 .onSuccess(reply -> {
-                    HelloReply r = (HelloReply) reply.body();
+                    if (!(ControlInbox.body(reply, LOG, receiver) instanceof HelloReply r)) {
+                        return; // malformed (logged) or not a reply: the next tick asks again
+                    }
                     lastReply = r;
                     if (!r.accepted()) {
                         vertx.cancelTimer(helloTimer);
@@ -166,7 +171,10 @@ final class WorkerVerticle extends VerticleBase {
     }
 
     private void onControl(Message<ControlMessage> message) {
-        ControlMessage m = message.body();
+        ControlMessage m = ControlInbox.body(message, LOG, receiver);
+        if (m == null) {
+            return;
+        }
         if (m instanceof Assignment a) {
             onAssignment(a);
         } else if (m instanceof BarrierRelease r) {
@@ -200,6 +208,11 @@ final class WorkerVerticle extends VerticleBase {
         boolean forMe = a.workers().stream().anyMatch(w -> w.node().equals(node.nodeId()));
         if (a.generation() <= current || !forMe) {
             return; // stale generation, or not ours
+        }
+        String problem = ControlChecks.assignment(a);
+        if (problem != null) {
+            LOG.warn("control plane: worker {} dropped a malformed assignment: {}", shortId(node.nodeId()), problem);
+            return;
         }
         assignment = a;
         abortCause = null;

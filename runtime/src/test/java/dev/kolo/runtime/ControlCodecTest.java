@@ -64,4 +64,85 @@ class ControlCodecTest {
             }
         }
     }
+
+    /** A message of {@code type} whose body is {@code body}, framed as the codec frames it. */
+    private static Buffer frame(int type, Buffer body) {
+        return Buffer.buffer().appendInt(1 + body.length()).appendByte((byte) type).appendBuffer(body);
+    }
+
+    private static Buffer str(String s) {
+        byte[] b = s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return Buffer.buffer().appendUnsignedShort(b.length).appendBytes(b);
+    }
+
+    private String rejection(Buffer wire) {
+        return assertThrows(IllegalArgumentException.class, () -> codec.decodeFromWire(0, wire)).getMessage();
+    }
+
+    private static void assertNames(String message, String... words) {
+        for (String w : words) {
+            org.junit.jupiter.api.Assertions.assertTrue(message.contains(w), message + " should name " + w);
+        }
+    }
+
+    private static Buffer workerBytes(String node, int dataPort, int rank, int localRank, int localSize) {
+        return Buffer.buffer().appendBuffer(str(node)).appendBuffer(str("10.0.0.1")).appendInt(dataPort)
+                .appendLong(42).appendInt(-1).appendInt(rank).appendInt(localRank).appendInt(localSize);
+    }
+
+    @Test
+    void outOfRangeFieldsAreRejectedByName() {
+        assertNames(rejection(frame(5, Buffer.buffer().appendLong(-3).appendInt(0).appendLong(0))), "generation", "-3");
+        assertNames(rejection(frame(5, Buffer.buffer().appendLong(1).appendInt(70_000).appendLong(0))), "rank",
+                "70000");
+        assertNames(rejection(frame(6, Buffer.buffer().appendLong(1).appendLong(-1))), "sequence");
+        assertNames(rejection(frame(1, workerBytes("n", 70_000, -1, -1, -1).appendLong(0))), "dataPort");
+        assertNames(rejection(frame(1, workerBytes("", 7070, -1, -1, -1).appendLong(0))), "node", "empty");
+        assertNames(rejection(frame(1, workerBytes("n", 7070, 0, 2, 2).appendLong(0))), "localRank");
+        assertNames(rejection(frame(2, Buffer.buffer().appendByte((byte) 2).appendBuffer(str("")).appendInt(1)
+                .appendUnsignedShort(0))), "accepted");
+        assertNames(rejection(frame(9, Buffer.buffer().appendLong(1).appendInt(0).appendInt(-5))), "cacheId");
+        assertNames(rejection(frame(12, Buffer.buffer().appendLong(1).appendLong(0).appendInt(-2))), "lastRank");
+    }
+
+    @Test
+    void invalidUtf8IsRejected() {
+        Buffer bad = Buffer.buffer().appendUnsignedShort(2).appendByte((byte) 0xC3).appendByte((byte) 0x28);
+        assertNames(rejection(frame(4, Buffer.buffer().appendLong(1).appendBuffer(bad))), "UTF-8");
+    }
+
+    /** An OpRequest body with the given shape (FLOAT32 allreduce named "t"). */
+    private static Buffer request(long... shape) {
+        Buffer b = Buffer.buffer().appendLong(1).appendInt(0).appendBuffer(str("t")).appendByte((byte) 0)
+                .appendByte((byte) 0).appendByte((byte) shape.length);
+        for (long d : shape) {
+            b.appendLong(d);
+        }
+        return b.appendByte((byte) 0).appendDouble(1).appendDouble(1).appendInt(0).appendUnsignedShort(0);
+    }
+
+    @Test
+    void shapesMustFitATensor() {
+        assertNames(rejection(frame(8, request(1L << 40, 1L << 40))), "shape", "exceeds");
+        // A zero first dim does not excuse the rest: rowElements() multiplies them.
+        assertNames(rejection(frame(8, request(0, 1L << 40, 1L << 40))), "shape", "exceeds");
+        assertNames(rejection(frame(8, request(-1))), "negative");
+        assertNames(rejection(frame(8, request(1L << 29))), "exceeds"); // 2 GiB of float32: one byte too many
+        ControlMessage ok = codec.decodeFromWire(0, frame(8, request(0, 1 << 20, 100)));
+        assertEquals(3, ((ControlMessage.OpRequest) ok).spec().shape.length);
+    }
+
+    @Test
+    void countsThatCannotFitTheRemainingBytesFailBeforeAllocating() {
+        // 65535 workers announced, none present.
+        assertNames(rejection(frame(3, Buffer.buffer().appendLong(1).appendBuffer(str("c")).appendUnsignedShort(65535))),
+                "truncated");
+        // 65535 strings announced in a members list, none present.
+        assertNames(rejection(frame(7, Buffer.buffer().appendUnsignedShort(65535))), "truncated");
+        // Negative per-rank counts in a response entry.
+        Buffer response = Buffer.buffer().appendLong(1).appendLong(0).appendByte((byte) 1).appendByte((byte) 0)
+                .appendBuffer(str("")).appendUnsignedShort(1).appendBuffer(str("t")).appendInt(-1).appendByte((byte) 0)
+                .appendUnsignedShort(1).appendLong(-4).appendUnsignedShort(0);
+        assertNames(rejection(frame(10, response)), "perRank", "-4");
+    }
 }

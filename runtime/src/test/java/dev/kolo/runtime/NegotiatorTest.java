@@ -170,4 +170,33 @@ class NegotiatorTest {
         assertTrue(r.error().contains("ranks [1] did not submit it"), r.error());
         assertEquals(0, n.pendingCount());
     }
+
+    private static OpSpec alltoall(String name, long rows, long... splits) {
+        return new OpSpec(name, OpType.ALLTOALL, DType.FLOAT32, new long[] {rows, 2}, ReduceOp.SUM, 1, 1, 0, splits);
+    }
+
+    @Test
+    void requestsFromTheWireThatDoNotFitTheJobAreInvalidNotACrash() {
+        // The API checks splits and roots on submit; a forged request must not break negotiation either.
+        Negotiator n = new Negotiator(2, 1, 0, 16);
+        n.onRequest(0, alltoall("x", 4, 2, 2), 0);
+        n.onRequest(1, alltoall("x", 4, 4), 0); // one split for two ranks
+        OpResponse r = only(n.drain());
+        assertEquals(ErrorKind.INVALID, r.errorKind());
+        assertTrue(r.error().contains("rank 1 sent 1 splits for 2 ranks"), r.error());
+        n.onRequest(0, alltoall("y", 4, 2, 2), 0);
+        n.onRequest(1, alltoall("y", 4, 1, 1), 0); // splits that do not add up to the rows
+        assertTrue(only(n.drain()).error().contains("rank 1's splits add up to 2 but it has 4 rows"));
+        for (int rank = 0; rank < 2; rank++) {
+            n.onRequest(rank, new OpSpec("b", OpType.BROADCAST, DType.FLOAT32, new long[] {3}, ReduceOp.SUM, 1, 1, 5,
+                    null), 0);
+        }
+        assertTrue(only(n.drain()).error().contains("root rank 5 is not a rank of this job"));
+        n.onRequest(7, allreduce("z", DType.FLOAT32, 1), 0); // not a rank of this generation: dropped
+        assertEquals(0, n.pendingCount());
+        for (int rank = 0; rank < 2; rank++) {
+            n.onRequest(rank, alltoall("ok", 4, 2, 2), 0);
+        }
+        assertFalse(only(n.drain()).failed());
+    }
 }

@@ -27,6 +27,7 @@ final class LocalLauncher {
     private final PrintStream out;
     private final OutputSink sink;
     private final List<String> extraJvmFlags;
+    private final java.util.Map<String, String> extraEnvironment = new java.util.LinkedHashMap<>();
 
     /** Where a worker's output line goes. */
     interface OutputSink {
@@ -55,6 +56,12 @@ final class LocalLauncher {
             }
         };
         this.extraJvmFlags = List.copyOf(extraJvmFlags);
+    }
+
+    /** Sets an environment variable for the workers only; call before {@link #run()}. */
+    LocalLauncher environment(String name, String value) {
+        extraEnvironment.put(name, value);
+        return this;
     }
 
     /** @return 0 if every worker exited 0, else the first failure's exit status */
@@ -113,6 +120,7 @@ final class LocalLauncher {
         int metricsBase = metricsBase();
         pb.environment().put("KOLO_METRICS_PORT", Integer.toString(metricsBase == 0 ? 0 : metricsBase + rank));
         pb.environment().put(ParentWatch.LAUNCHER_PID, Long.toString(ProcessHandle.current().pid()));
+        pb.environment().putAll(extraEnvironment);
         try {
             Process p = pb.start();
             p.getOutputStream().close();

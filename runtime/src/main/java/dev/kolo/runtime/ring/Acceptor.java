@@ -28,6 +28,9 @@ final class Acceptor implements Runnable, AutoCloseable {
     private final int socketBufferBytes;
     private final Thread thread;
     private volatile boolean closed;
+    private int greetings;
+    /** Connections still sending their hello, at most: each holds a socket until its deadline. */
+    static final int MAX_GREETINGS = 256;
 
     /** Per-connection hello being read. */
     private static final class Greeting {
@@ -97,10 +100,17 @@ final class Acceptor implements Runnable, AutoCloseable {
     private void acceptAll() throws IOException {
         SocketChannel ch;
         while ((ch = server.accept()) != null) {
+            if (greetings >= MAX_GREETINGS) {
+                LOG.warn("data plane: refusing a connection from {}: {} others have not finished their hello yet",
+                        remote(ch), greetings);
+                Io.closeQuietly(ch);
+                continue;
+            }
             try {
                 ch.configureBlocking(false);
                 Io.configure(ch, socketBufferBytes);
                 ch.register(selector, SelectionKey.OP_READ, new Greeting(System.nanoTime() + helloTimeoutNanos));
+                greetings++;
             } catch (IOException e) {
                 LOG.warn("data plane: dropping a connection from {}: {}", remote(ch), e.toString());
                 Io.closeQuietly(ch);
@@ -134,10 +144,12 @@ final class Acceptor implements Runnable, AutoCloseable {
         } catch (IOException | IllegalArgumentException e) {
             LOG.warn("data plane: refusing a connection from {}: {}", remote(ch), e.getMessage());
             key.cancel();
+            greetings--;
             Io.closeQuietly(ch);
             return;
         }
         key.cancel(); // from here on the ring's own selector watches the channel
+        greetings--;
         String refusal = job.equals(hello.job())
                 ? pending.park(new PendingConnections.Parked(hello, ch))
                 : "job '" + hello.job() + "' does not match this worker's job '" + job + "'";
@@ -163,6 +175,7 @@ final class Acceptor implements Runnable, AutoCloseable {
             if (k.attachment() instanceof Greeting g && now - g.deadlineNanos > 0) {
                 LOG.warn("data plane: no complete hello from {} in time; closing", remote((SocketChannel) k.channel()));
                 k.cancel();
+                greetings--;
                 Io.closeQuietly(k.channel());
             }
         }

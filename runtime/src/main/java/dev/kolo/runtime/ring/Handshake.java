@@ -1,6 +1,8 @@
 package dev.kolo.runtime.ring;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -21,6 +23,8 @@ final class Handshake {
     static final int MAX_TEXT_BYTES = 1024;
     static final short ACCEPTED = 0;
     static final short REJECTED = 1;
+    /** Largest ring a hello may describe; the same bound as the control plane's rank fields. */
+    static final int MAX_RANKS = 65535;
 
     private Handshake() {
     }
@@ -58,18 +62,36 @@ final class Handshake {
         checkMagicAndVersion(fixed.getInt(0), fixed.getShort(4));
         int len = fixed.getShort(28) & 0xFFFF;
         if (len > MAX_TEXT_BYTES) {
-            throw new IllegalArgumentException("job name of " + len + " bytes");
+            throw new IllegalArgumentException("hello field job length = " + len + " exceeds " + MAX_TEXT_BYTES);
         }
         return len;
     }
 
+    /**
+     * @throws IllegalArgumentException naming the field that is out of range: kind, generation (never
+     *         negative), size ({@code 2..MAX_RANKS}), sender and receiver rank (distinct ranks of that size), or
+     *         a job name that is not UTF-8
+     */
     static Hello decodeHello(ByteBuffer fixed, ByteBuffer text) {
         byte kind = fixed.get(6);
         if (kind != KIND_RING && kind != KIND_DIRECT) {
-            throw new IllegalArgumentException("unknown connection kind " + kind);
+            throw new IllegalArgumentException("hello field kind = " + kind + " is not a connection kind");
         }
-        return new Hello(kind, fixed.getLong(8), fixed.getInt(16), fixed.getInt(20), fixed.getInt(24),
-                new String(text.array(), 0, text.limit(), StandardCharsets.UTF_8));
+        long generation = fixed.getLong(8);
+        int sender = fixed.getInt(16);
+        int receiver = fixed.getInt(20);
+        int size = fixed.getInt(24);
+        if (generation < 0) {
+            throw new IllegalArgumentException("hello field generation = " + generation + " is negative");
+        }
+        if (size < 2 || size > MAX_RANKS) {
+            throw new IllegalArgumentException("hello field size = " + size + " is outside 2.." + MAX_RANKS);
+        }
+        if (sender < 0 || sender >= size || receiver < 0 || receiver >= size || sender == receiver) {
+            throw new IllegalArgumentException("hello fields senderRank = " + sender + ", receiverRank = " + receiver
+                    + " are not two ranks of a ring of " + size);
+        }
+        return new Hello(kind, generation, sender, receiver, size, utf8(text, "job"));
     }
 
     static ByteBuffer encodeAck(short status, long generation, int rank, String reason) {
@@ -85,14 +107,29 @@ final class Handshake {
         checkMagicAndVersion(fixed.getInt(0), fixed.getShort(4));
         int len = fixed.getShort(20) & 0xFFFF;
         if (len > MAX_TEXT_BYTES) {
-            throw new IllegalArgumentException("ack reason of " + len + " bytes");
+            throw new IllegalArgumentException("ack field reason length = " + len + " exceeds " + MAX_TEXT_BYTES);
         }
         return len;
     }
 
+    /** @throws IllegalArgumentException if the status is neither accepted nor rejected */
     static Ack decodeAck(ByteBuffer fixed, ByteBuffer text) {
-        return new Ack(fixed.getShort(6), fixed.getLong(8), fixed.getInt(16),
+        short status = fixed.getShort(6);
+        if (status != ACCEPTED && status != REJECTED) {
+            throw new IllegalArgumentException("ack field status = " + status + " is neither accepted nor rejected");
+        }
+        // The reason is only shown to people: decode leniently, it may have been cut mid-character.
+        return new Ack(status, fixed.getLong(8), fixed.getInt(16),
                 new String(text.array(), 0, text.limit(), StandardCharsets.UTF_8));
+    }
+
+    private static String utf8(ByteBuffer text, String field) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(text.duplicate()).toString();
+        } catch (CharacterCodingException e) {
+            throw new IllegalArgumentException("hello field " + field + " is not valid UTF-8");
+        }
     }
 
     private static void checkMagicAndVersion(int magic, short version) {

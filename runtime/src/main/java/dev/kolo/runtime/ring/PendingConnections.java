@@ -23,6 +23,12 @@ final class PendingConnections {
     private record Key(long generation, byte kind, int sender) {
     }
 
+    /**
+     * Unclaimed connections kept at most: a ring needs a handful per generation, so a flood of hellos for
+     * made-up future generations is refused instead of holding sockets without bound.
+     */
+    static final int MAX_PARKED = 1024;
+
     private final Map<Key, Parked> parked = new HashMap<>();
     private long minGeneration = Long.MIN_VALUE;
     private boolean closed;
@@ -36,7 +42,11 @@ final class PendingConnections {
         if (h.generation() < minGeneration) {
             return "generation " + h.generation() + " is stale: this worker is at generation " + minGeneration;
         }
-        Parked old = parked.put(new Key(h.generation(), h.kind(), h.senderRank()), p);
+        Key key = new Key(h.generation(), h.kind(), h.senderRank());
+        if (parked.size() >= MAX_PARKED && !parked.containsKey(key)) {
+            return MAX_PARKED + " connections already wait to be claimed by a ring";
+        }
+        Parked old = parked.put(key, p);
         if (old != null) {
             LOG.warn("data plane: replacing an unclaimed {} by a newer one", old.hello().describe());
             Io.closeQuietly(old.channel());

@@ -90,13 +90,16 @@ final class Transport {
                     if (n > 0) {
                         progressed = true;
                     }
-                    if (!in.busy()) {
+                    if (in.headerComplete()) {
+                        // Checked before the payload is used (reduced, or counted as received).
                         String mismatch = in.check(generation, seq, received);
                         if (mismatch != null) {
                             throw new RingProtocolException("data-plane protocol error from rank " + recvLink.peerRank
                                     + " (" + recvLink.peerHost + ") in generation " + generation + ": " + mismatch,
                                     recvLink.peerRank, recvLink.peerHost);
                         }
+                    }
+                    if (!in.busy()) {
                         s.received(received);
                         received++;
                         reading = false;

@@ -17,6 +17,8 @@ import java.util.zip.GZIPInputStream;
  */
 record IdxFile(int[] dims, byte[] data) {
     private static final int UNSIGNED_BYTE = 0x08;
+    /** The most elements a file may hold: they go into one byte array. */
+    static final long MAX_ELEMENTS = Integer.MAX_VALUE - 8;
 
     /** @return the number of items (the first dimension) */
     int count() {
@@ -37,18 +39,30 @@ record IdxFile(int[] dims, byte[] data) {
      *                     longer than its header says
      */
     static IdxFile read(Path file) throws IOException {
-        try (InputStream raw = new BufferedInputStream(Files.newInputStream(file), 1 << 16)) {
-            raw.mark(2);
-            boolean gzip = raw.read() == 0x1f && raw.read() == 0x8b;
-            raw.reset();
-            try (DataInputStream in = new DataInputStream(gzip ? new BufferedInputStream(new GZIPInputStream(raw,
-                    1 << 16), 1 << 16) : raw)) {
-                return parse(file, in);
-            }
+        try (InputStream raw = Files.newInputStream(file)) {
+            return read(file.toString(), raw);
         }
     }
 
-    private static IdxFile parse(Path file, DataInputStream in) throws IOException {
+    /**
+     * Reads an IDX file (gzipped or not) from {@code raw}; {@code name} is used in messages. Memory grows with
+     * the bytes actually read, never with what the header claims.
+     *
+     * @throws IOException naming {@code name} if it is not IDX, not unsigned bytes, truncated or longer than its
+     *                     header says
+     */
+    static IdxFile read(String name, InputStream raw) throws IOException {
+        InputStream in = new BufferedInputStream(raw, 1 << 16);
+        in.mark(2);
+        boolean gzip = in.read() == 0x1f && in.read() == 0x8b;
+        in.reset();
+        try (DataInputStream data = new DataInputStream(gzip ? new BufferedInputStream(new GZIPInputStream(in,
+                1 << 16), 1 << 16) : in)) {
+            return parse(name, data);
+        }
+    }
+
+    private static IdxFile parse(String file, DataInputStream in) throws IOException {
         int magic;
         try {
             magic = in.readInt();
@@ -65,26 +79,35 @@ record IdxFile(int[] dims, byte[] data) {
                     + "bytes, 0x08)", file, (magic >>> 8) & 0xff));
         }
         int[] dims = new int[nDims];
-        long total = 1;
         try {
             for (int i = 0; i < nDims; i++) {
                 dims[i] = in.readInt();
                 if (dims[i] < 0) {
                     throw new IOException(file + ": negative dimension in IDX header");
                 }
-                total *= dims[i];
             }
         } catch (EOFException e) {
             throw new IOException(file + ": IDX header truncated");
         }
-        if (total > Integer.MAX_VALUE - 8) {
-            throw new IOException(file + ": IDX dimensions " + Arrays.toString(dims) + " are too large");
+        // Each partial product must fit, also after a zero dim: itemSize() multiplies all dims but the first.
+        long total = dims[0];
+        long item = 1;
+        for (int i = 1; i < nDims; i++) {
+            item *= dims[i];
+            if (item > MAX_ELEMENTS) {
+                break;
+            }
         }
-        byte[] data = new byte[(int) total];
-        int read = in.readNBytes(data, 0, data.length);
-        if (read < data.length) {
+        if (item > MAX_ELEMENTS || (item > 0 && total > MAX_ELEMENTS / item)) {
+            throw new IOException(file + ": IDX dimensions " + Arrays.toString(dims) + " are too large (at most "
+                    + MAX_ELEMENTS + " elements)");
+        }
+        total *= item;
+        // readNBytes grows its buffer as data arrives: a header promising 2 GB over a short file costs nothing.
+        byte[] data = in.readNBytes((int) total);
+        if (data.length < total) {
             throw new IOException(file + " is truncated: header " + Arrays.toString(dims) + " needs " + total
-                    + " bytes of data but only " + read + " follow");
+                    + " bytes of data but only " + data.length + " follow");
         }
         if (in.read() != -1) {
             throw new IOException(file + " has data beyond the " + total + " bytes its header "

@@ -113,4 +113,40 @@ class IdxFileTest {
         assertTrue(m.contains("apt-get install dataset-fashion-mnist") && m.contains("--data DIR")
                 && m.contains("train-labels-idx1-ubyte") && !m.contains("train-images") && !m.contains("\n"), m);
     }
+
+    private static byte[] header(int... dims) throws IOException {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        DataOutputStream out = new DataOutputStream(bytes);
+        out.writeInt(0x00000800 | dims.length);
+        for (int d : dims) {
+            out.writeInt(d);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static IOException rejection(byte[] content) {
+        return assertThrows(IOException.class, () -> IdxFile.read("f", new java.io.ByteArrayInputStream(content)));
+    }
+
+    @Test
+    void dimensionsWhoseProductWrapsAroundAreTooLarge() throws IOException {
+        // 2^16 four times is 2^64, which wraps to 0 in a long: it once read as an empty, valid file.
+        assertTrue(rejection(header(65536, 65536, 65536, 65536)).getMessage().contains("too large"));
+        // A zero count does not excuse the item size: itemSize() multiplies the other dims.
+        assertTrue(rejection(header(0, 65536, 65536, 65536)).getMessage().contains("too large"));
+        assertTrue(rejection(header(3, -1)).getMessage().contains("negative"));
+        IdxFile empty = IdxFile.read("f", new java.io.ByteArrayInputStream(header(0, 28, 28)));
+        assertEquals(0, empty.count());
+        assertEquals(784, empty.itemSize());
+    }
+
+    @Test
+    void aHeaderPromisingGigabytesOverAShortFileAllocatesNothingLikeIt() throws IOException {
+        java.lang.management.MemoryMXBean memory = java.lang.management.ManagementFactory.getMemoryMXBean();
+        long before = memory.getHeapMemoryUsage().getUsed();
+        IOException e = rejection(header(2_000_000_000)); // 2 GB of labels claimed, none present
+        long grew = memory.getHeapMemoryUsage().getUsed() - before;
+        assertTrue(e.getMessage().contains("truncated") && e.getMessage().contains("only 0 follow"), e.getMessage());
+        assertTrue(grew < 512L << 20, "heap grew by " + grew + " bytes");
+    }
 }
