@@ -256,6 +256,7 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
         out.appendDouble(s.postscale);
         out.appendInt(s.root);
         writeLongs(out, s.splits);
+        out.appendUnsignedShort(s.groupSize);
     }
 
     private static void writeLongs(Buffer out, long[] values) {
@@ -406,7 +407,8 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
             double postscale = Double.longBitsToDouble(i64());
             int root = rank("tensor root");
             long[] splits = counts("tensor splits");
-            return new OpSpec(name, type, dtype, shape, op, prescale, postscale, root, splits);
+            int groupSize = u16(); // OpSpec rejects sizes of 1 and names that are not <group>/<index below size>
+            return new OpSpec(name, type, dtype, shape, op, prescale, postscale, root, splits, groupSize);
         }
 
         List<String> strings() {

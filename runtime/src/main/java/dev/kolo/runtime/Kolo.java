@@ -411,13 +411,22 @@ public final class Kolo implements AutoCloseable {
 
     /**
      * Allreduces several tensors as one group: they are negotiated under {@code name/0}, {@code name/1}, ...
-     * and fused where possible. Results are in input order.
+     * and run together, in one fused buffer where they fit the fusion threshold, once every member is ready
+     * on every rank. Results are in input order.
      */
     public List<Tensor> groupedAllreduce(String name, List<Tensor> ts, ReduceOp op) {
         requireName(name);
         List<CompletableFuture<Tensor>> futures = new ArrayList<>(ts.size());
+        if (ts.size() > OpSpec.MAX_GROUP) {
+            throw new IllegalArgumentException("a group holds at most " + OpSpec.MAX_GROUP + " tensors; split it");
+        }
+        java.util.Objects.requireNonNull(op, "op");
+        int group = ts.size() > 1 ? ts.size() : 0;
         for (int i = 0; i < ts.size(); i++) {
-            futures.add(allreduceAsync(name + "/" + i, ts.get(i), op));
+            Tensor t = ts.get(i);
+            requireOp(name + "/" + i, t);
+            futures.add(collectives.submit(new OpSpec(name + "/" + i, OpType.ALLREDUCE, t.dtype(), t.shape(), op, 1.0,
+                    1.0, 0, null, group), t));
         }
         List<Tensor> results = new ArrayList<>(ts.size());
         for (int i = 0; i < futures.size(); i++) {

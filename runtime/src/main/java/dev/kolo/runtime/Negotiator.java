@@ -23,6 +23,8 @@ final class Negotiator {
     private final ResponseCache cache;
     private final Map<String, Pending> pending = new LinkedHashMap<>();
     private final List<Pending> ready = new ArrayList<>();
+    /** Members of groups ready on every rank, held until the whole group is (by group name). */
+    private final Map<String, List<Pending>> groups = new LinkedHashMap<>();
     private final List<ControlMessage> out = new ArrayList<>();
     private final boolean[] joined;
     private int joinedCount;
@@ -91,7 +93,18 @@ final class Negotiator {
             }
         }
         if (present == size && pending.remove(p.name) != null) {
-            ready.add(p);
+            OpSpec spec = p.specs[firstRank(p)];
+            if (spec.groupSize < 2) {
+                ready.add(p);
+                return;
+            }
+            List<Pending> members = groups.computeIfAbsent(spec.groupName(), g -> new ArrayList<>());
+            members.add(p);
+            if (members.size() == spec.groupSize) {
+                groups.remove(spec.groupName());
+                members.sort(java.util.Comparator.comparingInt(m -> OpSpec.groupIndex(m.name)));
+                ready.addAll(members); // consecutive: drain fuses them
+            }
         }
     }
 
@@ -239,6 +252,20 @@ final class Negotiator {
                 OpSpec spec = p.specs[firstRank(p)];
                 out.add(error(spec.type, List.of(p.name), ErrorKind.STALLED, spec.type.label() + " '" + p.name
                         + "' stalled: ranks " + missing + " did not submit it within "
+                        + (afterNanos / 1_000_000_000L) + " s (KOLO_STALL_SHUTDOWN)"));
+            }
+        }
+        // Members ready everywhere whose group waits too long for the rest fail with it.
+        for (Iterator<List<Pending>> it = groups.values().iterator(); it.hasNext(); ) {
+            List<Pending> members = it.next();
+            Pending first = members.get(0);
+            if (nowNanos - first.firstNanos >= afterNanos) {
+                it.remove();
+                OpSpec spec = first.specs[firstRank(first)];
+                List<String> names = new ArrayList<>();
+                members.forEach(m -> names.add(m.name));
+                out.add(error(spec.type, names, ErrorKind.STALLED, "group '" + spec.groupName() + "' stalled: only "
+                        + members.size() + " of its " + spec.groupSize + " tensors were submitted by every rank within "
                         + (afterNanos / 1_000_000_000L) + " s (KOLO_STALL_SHUTDOWN)"));
             }
         }

@@ -18,9 +18,20 @@ final class OpSpec {
     final double postscale;
     final int root;
     final long[] splits;
+    /**
+     * Tensors in this op's group (0: not grouped). Members are named {@code group/0 .. group/(n-1)}; the
+     * coordinator releases a group only when every member is ready on every rank, so it runs (and fuses)
+     * as one.
+     */
+    final int groupSize;
 
     OpSpec(String name, OpType type, DType dtype, long[] shape, ReduceOp reduceOp, double prescale,
            double postscale, int root, long[] splits) {
+        this(name, type, dtype, shape, reduceOp, prescale, postscale, root, splits, 0);
+    }
+
+    OpSpec(String name, OpType type, DType dtype, long[] shape, ReduceOp reduceOp, double prescale,
+           double postscale, int root, long[] splits, int groupSize) {
         this.name = Objects.requireNonNull(name);
         this.type = Objects.requireNonNull(type);
         this.dtype = Objects.requireNonNull(dtype);
@@ -30,6 +41,43 @@ final class OpSpec {
         this.postscale = postscale;
         this.root = root;
         this.splits = splits == null ? new long[0] : splits.clone();
+        if (groupSize < 0 || groupSize == 1 || groupSize > MAX_GROUP) {
+            throw new IllegalArgumentException("group size " + groupSize + " of '" + name + "' must be 0 or 2.."
+                    + MAX_GROUP);
+        }
+        if (groupSize > 1) {
+            int index = groupIndex(name);
+            if (index < 0 || index >= groupSize) {
+                throw new IllegalArgumentException("group member '" + name + "' must be named <group>/<index> with "
+                        + "index below the group size " + groupSize);
+            }
+        }
+        this.groupSize = groupSize;
+    }
+
+    /** Most tensors one grouped op may hold. */
+    static final int MAX_GROUP = 65535;
+
+    /** The member index of a name {@code group/i}, or -1. */
+    static int groupIndex(String name) {
+        int slash = name.lastIndexOf('/');
+        if (slash <= 0 || slash == name.length() - 1 || name.length() - slash > 6) {
+            return -1;
+        }
+        int index = 0;
+        for (int i = slash + 1; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            index = index * 10 + (c - '0');
+        }
+        return index;
+    }
+
+    /** The group's name: this member's name without its {@code /index}. */
+    String groupName() {
+        return name.substring(0, name.lastIndexOf('/'));
     }
 
     long numElements() {
@@ -65,13 +113,14 @@ final class OpSpec {
         }
         return name.equals(s.name) && type == s.type && dtype == s.dtype && Arrays.equals(shape, s.shape)
                 && reduceOp == s.reduceOp && Double.compare(prescale, s.prescale) == 0
-                && Double.compare(postscale, s.postscale) == 0 && root == s.root && Arrays.equals(splits, s.splits);
+                && Double.compare(postscale, s.postscale) == 0 && root == s.root && Arrays.equals(splits, s.splits)
+                && groupSize == s.groupSize;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(name, type, dtype, Arrays.hashCode(shape), reduceOp, prescale, postscale, root,
-                Arrays.hashCode(splits));
+                Arrays.hashCode(splits), groupSize);
     }
 
     @Override

@@ -46,6 +46,7 @@ final class Validation {
             checks.add(differs(what, "prescale", specs, s -> Double.toString(s.prescale)));
             checks.add(differs(what, "postscale", specs, s -> Double.toString(s.postscale)));
         }
+        checks.add(differs(what, "group size", specs, s -> Integer.toString(s.groupSize)));
         if (ref.type == OpType.BROADCAST) {
             checks.add(differs(what, "root rank", specs, s -> Integer.toString(s.root)));
         }

@@ -28,7 +28,9 @@ class ControlCodecTest {
                 new CoordinatorAnnounce(10, "coord-2"),
                 new BarrierEnter(9, 2, 41),
                 new BarrierRelease(9, 41),
-                new MembersChanged(List.of("x", "y"), List.of("z")));
+                new MembersChanged(List.of("x", "y"), List.of("z")),
+                new ControlMessage.OpRequest(3, 1, new OpSpec("grads/1", OpType.ALLREDUCE, DType.BFLOAT16,
+                        new long[] {7, 3}, ReduceOp.AVERAGE, 0.5, 2, 0, null, 4)));
         for (ControlMessage m : all) {
             Buffer wire = Buffer.buffer().appendString("prefix");
             codec.encodeToWire(wire, m);
@@ -118,7 +120,8 @@ class ControlCodecTest {
         for (long d : shape) {
             b.appendLong(d);
         }
-        return b.appendByte((byte) 0).appendDouble(1).appendDouble(1).appendInt(0).appendUnsignedShort(0);
+        return b.appendByte((byte) 0).appendDouble(1).appendDouble(1).appendInt(0).appendUnsignedShort(0)
+                .appendUnsignedShort(0);
     }
 
     @Test

@@ -155,6 +155,54 @@ class NegotiatorTest {
         assertEquals(1, j.lastRank());
     }
 
+    private static OpSpec member(String group, int index, int size, long elements) {
+        return new OpSpec(group + "/" + index, OpType.ALLREDUCE, DType.FLOAT32, new long[] {elements}, ReduceOp.SUM,
+                1, 1, 0, null, size);
+    }
+
+    @Test
+    void aGroupRunsAsOneOnceEveryMemberIsReadyEverywhere() {
+        Negotiator n = new Negotiator(2, 1, 1 << 20, 16);
+        // Member 0 is ready on both ranks long before member 1 reaches the coordinator: it must wait.
+        n.onRequest(0, member("pair", 0, 2, 10), 0);
+        n.onRequest(1, member("pair", 0, 2, 10), 0);
+        n.onRequest(0, allreduce("lone", DType.FLOAT64, 1), 0);
+        n.onRequest(1, allreduce("lone", DType.FLOAT64, 1), 0);
+        OpResponse lone = only(n.drain());
+        assertEquals(List.of("lone"), lone.entries().stream().map(e -> e.name()).toList(), "others are not held up");
+        n.onRequest(1, member("pair", 1, 2, 1), 0);
+        assertTrue(n.drain().isEmpty(), "member 1 is not ready on rank 0 yet");
+        n.onRequest(0, member("pair", 1, 2, 1), 0);
+        OpResponse pair = only(n.drain());
+        assertEquals(List.of("pair/0", "pair/1"), pair.entries().stream().map(e -> e.name()).toList(),
+                "one fused response, in member order");
+    }
+
+    @Test
+    void aGroupThatNeverCompletesFailsWithItsStalledMember() {
+        Negotiator n = new Negotiator(2, 1, 1 << 20, 16);
+        n.onRequest(0, member("g", 0, 2, 4), 0);
+        n.onRequest(1, member("g", 0, 2, 4), 0);
+        n.onRequest(0, member("g", 1, 2, 4), 0);
+        assertTrue(n.drain().isEmpty());
+        n.failStalled(3_000_000_000L, 2_000_000_000L);
+        List<ControlMessage> out = n.drain();
+        assertEquals(2, out.size(), "the stalled member and the member held for it: " + out);
+        for (ControlMessage m : out) {
+            assertEquals(ErrorKind.STALLED, ((OpResponse) m).errorKind());
+        }
+        assertTrue(((OpResponse) out.get(1)).error().contains("group 'g' stalled: only 1 of its 2"), out.toString());
+    }
+
+    @Test
+    void groupMembersMustBeNamedByIndex() {
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> member("g", 2, 2, 1));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> new OpSpec("g", OpType.ALLREDUCE, DType.FLOAT32, new long[] {1}, ReduceOp.SUM, 1, 1, 0, null, 2));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> member("g", 0, 1, 1));
+        assertEquals("a/b", member("a/b", 1, 3, 1).groupName());
+    }
+
     @Test
     void stallsNameTheMissingRanksAndCanFailTheOp() {
         Negotiator n = new Negotiator(3, 1, 0, 16);
