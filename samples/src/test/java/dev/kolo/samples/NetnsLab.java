@@ -67,8 +67,8 @@ final class NetnsLab implements AutoCloseable {
     String describe() {
         return isolated ? "network namespaces " + namespace(0) + ".." + (nodes - 1) + " on bridge " + bridge()
                 + ", addresses 10.77." + subnet + ".1.." + nodes
-                : "NOT isolated (not root, or -Dkolo.it.loopback=true): the nodes are loopback processes on ports " + basePort + ".."
-                        + (basePort + nodes - 1);
+                : "NOT isolated (not root, or -Dkolo.it.loopback=true): the nodes are loopback processes on ports "
+                        + basePort + ".." + (basePort + nodes - 1);
     }
 
     String address(int node) {
