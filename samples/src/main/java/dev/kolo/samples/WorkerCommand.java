@@ -8,7 +8,6 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.samples.mnist.TrainingJob;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -31,9 +30,6 @@ final class WorkerCommand implements Callable<Integer> {
     @Mixin
     TrainingJob.Options training = new TrainingJob.Options();
 
-    /** How long a worker asked to stop (SIGTERM) waits for its next commit to leave an elastic job. */
-    static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(25);
-
     @Override
     public Integer call() {
         KoloConfig config = cluster.toConfig();
@@ -45,7 +41,7 @@ final class WorkerCommand implements Callable<Integer> {
         boolean elastic = config.elastic();
         int status = 1;
         try (WorkerShutdown shutdown = new WorkerShutdown(elastic ? job::requestLeave : kolo::close, elastic,
-                LEAVE_TIMEOUT, System.err)) {
+                TrainingJob.LEAVE_TIMEOUT, System.err)) {
             try {
                 System.out.printf("kolo: rank=%d size=%d local_rank=%d local_size=%d generation=%d coordinator=%d%n",
                         kolo.rank(), kolo.size(), kolo.localRank(), kolo.localSize(), kolo.generation(),

@@ -5,6 +5,7 @@ import dev.kolo.runtime.train.Compression;
 import dev.kolo.runtime.train.LrScaling;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 
@@ -13,6 +14,13 @@ import picocli.CommandLine.Option;
  * summary line.
  */
 public final class TrainingJob {
+    /**
+     * How long a worker of an elastic job that was asked to stop (SIGTERM) waits for its next commit to leave
+     * (the others go on without rollback) before it exits anyway (they roll back). Within Kubernetes' default
+     * grace period of 30 s.
+     */
+    public static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(25);
+
     private final TrainSettings settings;
     private final Path dataDir;
     private FashionMnist data;

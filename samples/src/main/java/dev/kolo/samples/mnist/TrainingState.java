@@ -4,7 +4,6 @@ import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.train.Parameter;
 import dev.kolo.runtime.train.Sgd;
-import java.time.Duration;
 
 /**
  * Everything a training run must keep to continue elsewhere, registered in an {@link ElasticState}: the
@@ -30,7 +29,7 @@ final class TrainingState implements AutoCloseable {
     TrainingState(Kolo kolo, Mlp model, Sgd sgd, TrainSettings s) {
         ElasticState.Builder b = ElasticState.builder(kolo).checkpointEvery(s.checkpointEveryCommits())
                 // The worker's own shutdown hook asks to leave and decides the exit status (see WorkerCommand).
-                .leaveOnSigterm(false, Duration.ofSeconds(25));
+                .leaveOnSigterm(false, TrainingJob.LEAVE_TIMEOUT);
         if (s.checkpointDir() != null) {
             b.checkpointDirectory(s.checkpointDir());
         }
