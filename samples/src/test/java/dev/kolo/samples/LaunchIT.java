@@ -57,7 +57,7 @@ class LaunchIT {
     @Test
     void elasticLaunchSurvivesAGracefulLeaveAndAKill() throws Exception {
         try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "4", "--min-np", "2", "--",
-                "--epochs", "2", "--train-limit", "8000", "--batch-size", "32", "--commit-every", "5",
+                "--epochs", "1", "--train-limit", "9000", "--batch-size", "32", "--commit-every", "5",
                 "--log-every", "50", "--metrics-port", "0")) {
             List<Long> pids = awaitWorkerPids(launch, 4);
             launch.awaitLine(l -> l.startsWith("[3] kolo: step=10 "), 120);
@@ -82,7 +82,7 @@ class LaunchIT {
                 String prefix = "[" + w + "] ";
                 List<String> own = launch.lines(l -> l.startsWith(prefix));
                 String last = own.get(own.size() - 1).substring(prefix.length());
-                assertTrue(last.matches("kolo: done rank=\\d size=2 epochs=2 test_accuracy=0\\.\\d{4} "
+                assertTrue(last.matches("kolo: done rank=\\d size=2 epochs=1 test_accuracy=0\\.\\d{4} "
                         + "checksum=[0-9a-f]{16}"), launch.transcript());
                 checksums.add(last.replaceAll(".*checksum=", ""));
             }
