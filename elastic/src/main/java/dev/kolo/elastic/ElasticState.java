@@ -591,7 +591,8 @@ public final class ElasticState implements AutoCloseable {
 
         private Checkpointer.Builder checkpointers(String job, Path dir, boolean useReplica, boolean writer) {
             Checkpointer.Builder b = Checkpointer.builder().job(job).writer(writer)
-                    .inFlightPolicy(InFlightPolicy.SKIP).saveTimeout(Duration.ofSeconds(60));
+                    .inFlightPolicy(InFlightPolicy.SKIP).saveTimeout(Duration.ofSeconds(60))
+                    .meterRegistry(kolo.meterRegistry());
             if (dir != null) {
                 b.directory(dir);
             }

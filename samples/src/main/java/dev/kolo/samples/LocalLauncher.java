@@ -28,6 +28,8 @@ final class LocalLauncher {
     private final OutputSink sink;
     private final List<String> extraJvmFlags;
     private final java.util.Map<String, String> extraEnvironment = new java.util.LinkedHashMap<>();
+    private int minNp;
+    private int maxNp;
 
     /** Where a worker's output line goes. */
     interface OutputSink {
@@ -64,7 +66,26 @@ final class LocalLauncher {
         return this;
     }
 
-    /** @return 0 if every worker exited 0, else the first failure's exit status */
+    /**
+     * Makes the job elastic: the workers get {@code KOLO_MIN_NP} / {@code KOLO_MAX_NP} (0 leaves one unset), and
+     * a worker that fails or is killed no longer stops the others: the job goes on without it.
+     */
+    LocalLauncher elastic(int minNp, int maxNp) {
+        this.minNp = minNp;
+        this.maxNp = maxNp;
+        return this;
+    }
+
+    private boolean elastic() {
+        int min = minNp > 0 ? minNp : np;
+        int max = maxNp > 0 ? maxNp : Math.max(np, min);
+        return min < max;
+    }
+
+    /**
+     * @return 0 if every worker exited 0, else the first failure's exit status; in an elastic job 0 if any
+     *     worker finished with 0 (the job went on without the others), else the first failure's status
+     */
     int run() {
         Thread stopOnSignal = new Thread(this::stopAll, "kolo-launch-stop");
         Runtime.getRuntime().addShutdownHook(stopOnSignal);
@@ -78,18 +99,27 @@ final class LocalLauncher {
                 p.onExit().thenAccept(done -> exits.add(new int[] {r, done.exitValue()}));
             }
             int firstFailure = 0;
+            int succeeded = 0;
+            boolean elastic = elastic();
             for (int finished = 0; finished < np; finished++) {
                 int[] exit = exits.take();
-                if (exit[1] != 0 && firstFailure == 0) {
+                if (exit[1] == 0) {
+                    succeeded++;
+                } else if (elastic) {
+                    out.printf("[launch] worker %d exited with status %d; the elastic job goes on without it%n",
+                            exit[0], exit[1]);
+                    firstFailure = firstFailure == 0 ? exit[1] : firstFailure;
+                } else if (firstFailure == 0) {
                     firstFailure = exit[1];
                     out.printf("[launch] worker %d failed with exit status %d; stopping the others%n", exit[0],
                             exit[1]);
                     stopAll();
                 }
             }
-            out.printf("[launch] job %s: %s%n", job, firstFailure == 0 ? "all " + np + " workers done"
-                    : "failed");
-            return firstFailure;
+            int status = elastic && succeeded > 0 ? 0 : firstFailure;
+            out.printf("[launch] job %s: %s%n", job, status != 0 ? "failed" : succeeded == np
+                    ? "all " + np + " workers done" : succeeded + " of " + np + " workers done (elastic)");
+            return status;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             stopAll();
@@ -116,6 +146,12 @@ final class LocalLauncher {
         pb.environment().put("KOLO_JOB", job);
         pb.environment().put("KOLO_NP", Integer.toString(np));
         pb.environment().put("KOLO_RANK_HINT", Integer.toString(rank));
+        if (minNp > 0) {
+            pb.environment().put("KOLO_MIN_NP", Integer.toString(minNp));
+        }
+        if (maxNp > 0) {
+            pb.environment().put("KOLO_MAX_NP", Integer.toString(maxNp));
+        }
         // One metrics endpoint per worker: the base port plus the rank (0 keeps them all off).
         int metricsBase = metricsBase();
         pb.environment().put("KOLO_METRICS_PORT", Integer.toString(metricsBase == 0 ? 0 : metricsBase + rank));

@@ -49,6 +49,48 @@ class LaunchIT {
         }
     }
 
+    /**
+     * Elastic launch (np 4, min-np 2): SIGTERM makes worker 3 leave at its next commit with exit 0 and the others
+     * go on without rollback; then worker 2 is SIGKILLed: the launch goes on with the last two, which roll back
+     * to their last commit, finish with equal checksums, and the launch exits 0 (3 of 4 workers exited 0).
+     */
+    @Test
+    void elasticLaunchSurvivesAGracefulLeaveAndAKill() throws Exception {
+        try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "4", "--min-np", "2", "--",
+                "--epochs", "1", "--train-limit", "9000", "--batch-size", "32", "--commit-every", "5",
+                "--log-every", "50", "--metrics-port", "0")) {
+            List<Long> pids = awaitWorkerPids(launch, 4);
+            launch.awaitLine(l -> l.startsWith("[3] kolo: step=10 "), 120);
+            new ProcessBuilder("kill", "-TERM", Long.toString(pids.get(3))).start().waitFor();
+            String left = launch.awaitLine(l -> l.startsWith("[3] kolo: left the job at commit "), 60);
+            String reset = launch.awaitLine(l -> l.startsWith("[0] kolo: reset reason=membership_changed size=3 "), 60);
+            long commit = Long.parseLong(left.replaceAll(".*at commit (\\d+) .*", "$1"));
+            long step = Long.parseLong(reset.replaceAll(".* step=(\\d+)$", "$1"));
+            assertEquals(commit * 5, step, "no rollback after a leave: " + left + " / " + reset);
+            launch.awaitLine(l -> l.matches("\\[2] kolo: step=\\d+ epoch=\\d+ size=3 .*"), 60);
+            ProcessHandle.of(pids.get(2)).ifPresent(ProcessHandle::destroyForcibly);
+            int code = launch.exitCode(150);
+            assertEquals(0, code, launch.transcript());
+            assertEquals(1, launch.lines(l -> l.contains("worker 2 exited with status 137; the elastic job goes on"))
+                    .size(), launch.transcript());
+            assertTrue(launch.lines(l -> l.contains("worker 3 exited")).isEmpty(), "the leaver exits 0\n"
+                    + launch.transcript());
+            assertEquals(2, launch.lines(l -> l.matches("\\[[01]] kolo: reset reason=worker_lost size=2 .*")).size(),
+                    launch.transcript());
+            Set<String> checksums = new java.util.HashSet<>();
+            for (int w = 0; w < 2; w++) {
+                String prefix = "[" + w + "] ";
+                List<String> own = launch.lines(l -> l.startsWith(prefix));
+                String last = own.get(own.size() - 1).substring(prefix.length());
+                assertTrue(last.matches("kolo: done rank=\\d size=2 epochs=1 test_accuracy=0\\.\\d{4} "
+                        + "checksum=[0-9a-f]{16}"), launch.transcript());
+                checksums.add(last.replaceAll(".*checksum=", ""));
+            }
+            assertEquals(1, checksums.size(), launch.transcript());
+            assertTrue(launch.lines(l -> l.contains("3 of 4 workers done (elastic)")).size() == 1, launch.transcript());
+        }
+    }
+
     @Test
     void firstFailureEndsTheOthers() throws Exception {
         // Three workers of a job that waits for four: they sit in the rendezvous until one is killed.

@@ -10,6 +10,7 @@ import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -38,6 +39,21 @@ final class WorkerProcess implements AutoCloseable {
                 .toString(), "-Xmx512m", "-jar", workerJar().toString()));
         cmd.addAll(List.of(args));
         return new WorkerProcess(new ProcessBuilder(cmd).start());
+    }
+
+    /**
+     * {@code java -jar worker.jar args} behind a command prefix (e.g. {@code ip netns exec NS}), with the test's
+     * own KOLO_* variables removed and {@code env} added.
+     */
+    static WorkerProcess start(List<String> prefix, Map<String, String> env, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m",
+                "-XX:+UseSerialGC", "-jar", workerJar().toAbsolutePath().toString()));
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_"));
+        pb.environment().putAll(env);
+        return new WorkerProcess(pb.start());
     }
 
     /** Waits for exit, killing the process if it outlives {@code seconds}. */

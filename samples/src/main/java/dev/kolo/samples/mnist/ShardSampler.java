@@ -4,9 +4,12 @@ import java.util.Random;
 
 /**
  * Which training examples each rank sees: every epoch the whole set is shuffled from a seed all ranks share
- * (so they agree on the permutation without talking), and rank r takes the r-th of {@code size} equal
- * shards. The few examples left over by the division sit out that epoch, so every rank runs the same
- * number of steps.
+ * (so they agree on the permutation without talking), and each optimizer step takes the next
+ * {@code size x batch x passes} examples of it, rank r the r-th batch of each pass. What an epoch has used
+ * so far is thus always a prefix of the permutation, whatever the number of workers was: the loop keeps
+ * only its position in it, and an elastic job that changes size mid-epoch continues from there with the
+ * new ranks, never repeating or skipping an example. The few examples left at the end of an epoch (fewer
+ * than a global batch) sit it out.
  */
 final class ShardSampler {
     private final int count;
@@ -31,10 +34,8 @@ final class ShardSampler {
         return count / size;
     }
 
-    /**
-     * Shuffles for {@code epoch}; this rank's examples are then {@code order()[offset() .. offset()+shardSize())}.
-     */
-    void shuffle(int epoch) {
+    /** Shuffles for {@code epoch} (0-based): the same permutation on every rank. */
+    void shuffle(long epoch) {
         for (int i = 0; i < count; i++) {
             order[i] = i;
         }
@@ -52,8 +53,12 @@ final class ShardSampler {
         return order;
     }
 
-    /** @return where this rank's shard starts in {@link #order()} */
-    int offset() {
-        return rank * shardSize();
+    /**
+     * @param position examples of this epoch's permutation used by the steps before this one
+     * @param pass which backward pass of the step
+     * @return where this rank's batch of {@code batch} examples starts in {@link #order()}
+     */
+    int batchStart(long position, int pass, int batch) {
+        return (int) (position + ((long) pass * size + rank) * batch);
     }
 }

@@ -11,21 +11,23 @@ import java.nio.file.Path;
  * @param warmupEpochs     learning-rate warm-up; negative means automatic (see {@link #warmupFor})
  * @param maxSteps         stop after this many optimizer steps in total, 0 for no limit
  * @param trainLimit       use only the first N training examples, 0 for all (quick runs, tests)
- * @param checkpointDir    where to commit checkpoints and resume from; null for none
- * @param checkpointEvery  optimizer steps between checkpoint commits
+ * @param checkpointDir    where to write checkpoints and resume from; null for none
+ * @param checkpointEvery  optimizer steps between checkpoints (rounded up to a multiple of {@code commitEvery})
+ * @param commitEvery      optimizer steps between commits of the training state (what a lost worker rolls back to)
  */
 record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, double warmupEpochs,
                      boolean cosineDecay, Compression compression, int backwardPassesPerStep, long seed,
                      long maxSteps, int logEvery, int[] hidden, double momentum, double weightDecay,
-                     int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery) {
+                     int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery, int commitEvery) {
 
     /** Global batches of at least this many examples get a warm-up by default. */
     static final int LARGE_GLOBAL_BATCH = 256;
 
     TrainSettings {
-        if (epochs < 1 || batchSize < 1 || backwardPassesPerStep < 1 || logEvery < 1 || checkpointEvery < 1) {
-            throw new IllegalArgumentException("--epochs, --batch-size, --backward-passes-per-step, --log-every and "
-                    + "--checkpoint-every must be at least 1");
+        if (epochs < 1 || batchSize < 1 || backwardPassesPerStep < 1 || logEvery < 1 || checkpointEvery < 1
+                || commitEvery < 1) {
+            throw new IllegalArgumentException("--epochs, --batch-size, --backward-passes-per-step, --log-every, "
+                    + "--checkpoint-every and --commit-every must be at least 1");
         }
         if (!(lr > 0) || maxSteps < 0 || trainLimit < 0 || testLimit < 0) {
             throw new IllegalArgumentException("--lr must be positive; --max-steps and limits 0 or more");
@@ -42,6 +44,11 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
         }
         long global = (long) batchSize * size * backwardPassesPerStep;
         return global >= LARGE_GLOBAL_BATCH ? Math.max(1, epochs / 5.0) : 0;
+    }
+
+    /** @return every how many commits one goes to the checkpoint store: checkpointEvery / commitEvery, rounded up */
+    int checkpointEveryCommits() {
+        return (checkpointEvery + commitEvery - 1) / commitEvery;
     }
 
     /** @return layer widths: 784, the hidden layers, 10 */

@@ -1,5 +1,8 @@
 package dev.kolo.samples.mnist;
 
+import dev.kolo.elastic.Elastic;
+import dev.kolo.elastic.ElasticState;
+import dev.kolo.elastic.MembershipChangedException;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.ReduceOp;
@@ -14,21 +17,25 @@ import java.util.Locale;
  * Data-parallel training of an {@link Mlp} on Fashion-MNIST: the pattern to copy into a JVM training loop.
  *
  * <ol>
- *   <li>every rank builds the same model; rank 0's initial parameters are broadcast to all;</li>
- *   <li>each epoch every rank trains on its own shard of a permutation all ranks share;</li>
+ *   <li>every rank builds the same model; {@link Elastic#run} starts every rank from the same bytes (rank 0's,
+ *       or the newest checkpoint's);</li>
+ *   <li>each step every rank trains on its own batches of a permutation all ranks share;</li>
  *   <li>the backward pass hands each layer's gradient to the {@link DistributedOptimizer} as soon as it is
  *       complete, which averages it over the ranks while the earlier layers are differentiated;</li>
  *   <li>the learning rate is scaled with the global batch and warmed up ({@link LearningRateSchedule});</li>
  *   <li>after each epoch the ranks evaluate their shares of the test set and sum the counts.</li>
  * </ol>
  *
- * <p>Elastic seam: everything that depends on the number of workers is derived from {@code kolo.size()} in
- * {@link #plan(int)} (shards, steps per epoch, the scaled rate). An elastic job that survives a resize
- * restores its last commit ({@link TrainingCheckpoints}), calls {@code plan} with the new size, which
- * rescales the learning rate, and continues from the committed step. The elastic module is not built yet,
- * so nothing calls it after a resize today.
+ * <p>Elastic: the loop runs under {@link Elastic#run} with its position in a {@link TrainingState}, committed
+ * every {@code --commit-every} steps. Everything that depends on the number of workers comes from
+ * {@link #plan(int)} (shards, steps per epoch, the scaled rate), made again each time the loop is entered:
+ * after a lost worker (the survivors roll back to the last commit) or a membership change at a commit (no
+ * rollback), the loop continues from the committed step with the new size. In a fixed job a lost worker
+ * stops every rank instead, and a restart resumes from the newest checkpoint.
  *
- * <p>Only rank 0 prints progress; every rank returns the same {@link TrainResult}.
+ * <p>Every rank prints {@code kolo: step=S epoch=E size=N gen=G checksum=HEX} at each commit and
+ * {@code kolo: reset reason=R size=N gen=G ...} after each reset; rank 0 prints the rest. Every rank
+ * returns the same {@link TrainResult}.
  */
 final class Trainer {
     private final Kolo kolo;
@@ -36,31 +43,45 @@ final class Trainer {
     private final ImageSet test;
     private final TrainSettings s;
     private final PrintStream out;
-    private final TrainingCheckpoints checkpoints;
+    private final Mlp model;
+    private final Sgd sgd;
+    /** Seed of the shuffles: the state's (a resumed run keeps the data order it started with). */
+    private long seed;
+    private boolean entered;
     private final TrainingMetrics metrics;
 
-    /** Shards, steps per epoch and learning rate for a given number of workers. */
-    record Plan(ShardSampler sampler, long stepsPerEpoch, LearningRateSchedule schedule) {
+    /** Shards, examples per step, steps per epoch and learning rate for a given number of workers. */
+    record Plan(ShardSampler sampler, long globalBatch, long stepsPerEpoch, LearningRateSchedule schedule) {
     }
 
-    /** @param checkpoints where to commit and resume, or null */
-    Trainer(Kolo kolo, FashionMnist data, TrainSettings settings, PrintStream out, TrainingCheckpoints checkpoints) {
+    Trainer(Kolo kolo, FashionMnist data, TrainSettings settings, PrintStream out) {
         this.kolo = kolo;
         this.train = settings.trainLimit() > 0 ? data.train().head(settings.trainLimit()) : data.train();
         this.test = settings.testLimit() > 0 ? data.test().head(settings.testLimit()) : data.test();
         this.s = settings;
         this.out = out;
-        this.checkpoints = checkpoints;
+        this.model = new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
+        this.sgd = new Sgd(s.momentum(), s.weightDecay());
+        this.seed = s.seed();
         this.metrics = TrainingMetrics.of(kolo.meterRegistry());
     }
 
+    Mlp model() {
+        return model;
+    }
+
+    Sgd sgd() {
+        return sgd;
+    }
+
+    /** @return the plan for {@code size} workers, for this worker's current rank */
     Plan plan(int size) {
-        ShardSampler sampler = new ShardSampler(train.count(), kolo.rank(), size, s.seed());
-        long perStep = (long) s.batchSize() * s.backwardPassesPerStep();
-        long stepsPerEpoch = sampler.shardSize() / perStep;
+        ShardSampler sampler = new ShardSampler(train.count(), kolo.rank(), size, seed);
+        long globalBatch = (long) s.batchSize() * s.backwardPassesPerStep() * size;
+        long stepsPerEpoch = train.count() / globalBatch;
         if (stepsPerEpoch < 1) {
             throw new IllegalArgumentException(train.count() + " training examples over " + size + " ranks leave "
-                    + sampler.shardSize() + " per rank, fewer than one step of " + perStep
+                    + sampler.shardSize() + " per rank, fewer than one step of " + s.batchSize() * s.backwardPassesPerStep()
                     + " (--batch-size x --backward-passes-per-step)");
         }
         LearningRateSchedule schedule = LearningRateSchedule.builder(s.lr())
@@ -69,105 +90,159 @@ final class Trainer {
                 .stepsPerEpoch(stepsPerEpoch)
                 .cosineDecay(s.cosineDecay() ? s.epochs() : 0)
                 .build();
-        return new Plan(sampler, stepsPerEpoch, schedule);
+        return new Plan(sampler, globalBatch, stepsPerEpoch, schedule);
     }
 
-    TrainResult run() {
+    /**
+     * Trains to the end (or {@code --max-steps}) under {@link Elastic#run}.
+     *
+     * @throws dev.kolo.elastic.ElasticJobFailedException if the job cannot go on (a lost worker in a fixed job)
+     * @throws dev.kolo.elastic.WorkerLeftException on a worker that left at a commit as it asked
+     */
+    TrainResult run(TrainingState state) {
+        ElasticState st = state.elastic();
+        st.onReset(e -> out.printf(Locale.ROOT, "kolo: reset reason=%s size=%d gen=%d previous_size=%d rank=%d step=%d%n",
+                e.reason().name().toLowerCase(Locale.ROOT), e.size(), e.generation(), e.previousSize(), e.rank(),
+                st.longValue(TrainingState.STEP)));
+        return Elastic.run(kolo, st, this::train);
+    }
+
+    /** The loop; entered again after each reset, from the position the state holds. */
+    private TrainResult train(ElasticState st) {
         int rank = kolo.rank();
         int size = kolo.size();
+        long gen = kolo.generation();
+        // Op names carry the generation, like the elastic module's own: a fresh name never meets a response-cache
+        // id of an earlier generation.
+        String tag = "g" + gen + ".";
         int batch = s.batchSize();
         int passes = s.backwardPassesPerStep();
-        Mlp model = new Mlp(s.layerSizes(train.pixels(), 10), batch, s.seed());
-        Sgd sgd = new Sgd(s.momentum(), s.weightDecay());
-        DistributedOptimizer optimizer = DistributedOptimizer.builder(kolo, model.parameters())
-                .updateRule(sgd).compression(s.compression()).backwardPassesPerStep(passes).build();
+        long step = st.longValue(TrainingState.STEP);
+        long epoch = st.longValue(TrainingState.EPOCH);
+        long position = st.longValue(TrainingState.POSITION);
+        seed = st.longValue(TrainingState.SEED);
         Plan plan = plan(size);
-        long step = checkpoints == null ? 0 : checkpoints.resume(model, sgd);
-        optimizer.broadcastParameters(0);
+        DistributedOptimizer optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(sgd)
+                .compression(s.compression()).backwardPassesPerStep(passes).namePrefix(tag + "grad.").build();
         if (rank == 0) {
-            out.printf(Locale.ROOT, "train: %d examples, %d per rank; batch %d x %d ranks x %d passes = %d global; "
-                            + "%d steps/epoch; %s; compression %s; model %s%n", train.count(),
-                    plan.sampler().shardSize(), batch, size, passes, (long) batch * size * passes, plan.stepsPerEpoch(),
-                    plan.schedule(), s.compression().name().toLowerCase(Locale.ROOT),
-                    java.util.Arrays.toString(s.layerSizes(train.pixels(), 10)));
-            if (step > 0) {
-                out.printf(Locale.ROOT, "train: resumed from the checkpoint of step %d%n", step);
+            if (!entered) {
+                out.printf(Locale.ROOT, "train: %d examples, %d per rank; batch %d x %d ranks x %d passes = %d global; "
+                                + "%d steps/epoch; %s; compression %s; model %s; commit every %d steps%s%n",
+                        train.count(), plan.sampler().shardSize(), batch, size, passes, plan.globalBatch(),
+                        plan.stepsPerEpoch(), plan.schedule(), s.compression().name().toLowerCase(Locale.ROOT),
+                        java.util.Arrays.toString(s.layerSizes(train.pixels(), 10)), s.commitEvery(),
+                        s.checkpointDir() == null ? "" : ", checkpoint every " + s.checkpointEveryCommits()
+                                * s.commitEvery() + " steps to " + s.checkpointDir());
+                if (step > 0) {
+                    out.printf(Locale.ROOT, "train: resuming at step %d (epoch %d, %d examples into it)%n", step,
+                            epoch + 1, position);
+                }
+            } else {
+                out.printf(Locale.ROOT, "train: re-planned for %d workers at step %d (epoch %d): %d steps/epoch; %s%n",
+                        size, step, epoch + 1, plan.stepsPerEpoch(), plan.schedule());
             }
         }
+        entered = true;
+        int count = train.count();
         float[] x = new float[batch * train.pixels()];
         int[] y = new int[batch];
-        long totalSteps = plan.stepsPerEpoch() * s.epochs();
-        if (s.maxSteps() > 0) {
-            totalSteps = Math.min(totalSteps, s.maxSteps());
-        }
+        ShardSampler sampler = plan.sampler();
+        sampler.shuffle(epoch);
         double firstLoss = Double.NaN;
         double lastLoss = Double.NaN;
         double accuracy = Double.NaN;
         double intervalLoss = 0;
         int intervalPasses = 0;
+        long intervalSteps = 0;
         long started = System.nanoTime();
         long intervalStart = started;
-        long intervalSteps = 0;
-        int epoch = (int) (step / plan.stepsPerEpoch());
-        while (step < totalSteps) {
-            ShardSampler sampler = plan.sampler();
-            sampler.shuffle(epoch);
-            long epochEnd = Math.min(totalSteps, (epoch + 1) * plan.stepsPerEpoch());
-            for (; step < epochEnd; step++) {
-                long inEpoch = step - epoch * plan.stepsPerEpoch();
-                double lr = plan.schedule().rate(step);
-                for (int pass = 0; pass < passes; pass++) {
-                    int from = sampler.offset() + (int) ((inEpoch * passes + pass) * batch);
-                    train.fill(sampler.order(), from, batch, x, y);
-                    intervalLoss += model.forward(x, y, batch);
-                    intervalPasses++;
-                    model.backward(optimizer::gradientReady);
-                    optimizer.step(lr);
-                }
-                intervalSteps++;
-                if ((inEpoch + 1) % s.logEvery() == 0 || step + 1 == epochEnd) {
-                    double loss = average(intervalLoss / intervalPasses);
-                    firstLoss = Double.isNaN(firstLoss) ? loss : firstLoss;
-                    lastLoss = loss;
-                    double seconds = (System.nanoTime() - intervalStart) / 1e9;
-                    metrics.interval(step + 1, epoch + 1, loss, intervalSteps, intervalSteps * batch * passes * size,
-                            seconds, lr);
+        while (epoch < s.epochs()) {
+            boolean epochOver = count - position < plan.globalBatch();
+            boolean stepsOver = s.maxSteps() > 0 && step >= s.maxSteps();
+            if (epochOver || stepsOver) {
+                if (epochOver || position > 0) {
+                    double[] eval = evaluate(tag, x, y);
+                    accuracy = eval[0];
+                    metrics.evaluated(accuracy);
                     if (rank == 0) {
-                        out.printf(Locale.ROOT, "epoch %d step %d/%d samples/s %.0f loss %.4f lr %.4f%n", epoch + 1,
-                                inEpoch + 1, plan.stepsPerEpoch(),
-                                intervalSteps * batch * passes * size / Math.max(seconds, 1e-9), loss, lr);
+                        out.printf(Locale.ROOT, "epoch %d done: test_accuracy=%.4f test_loss=%.4f elapsed=%.1fs%n",
+                                epoch + 1, eval[0], eval[1], (System.nanoTime() - started) / 1e9);
                     }
-                    intervalLoss = 0;
-                    intervalPasses = 0;
-                    intervalSteps = 0;
-                    intervalStart = System.nanoTime();
                 }
-                if (checkpoints != null && (step + 1) % s.checkpointEvery() == 0) {
-                    checkpoints.commit(step + 1, epoch, model, sgd);
+                if (!epochOver) {
+                    break;
                 }
+                epoch++;
+                position = 0;
+                st.set(TrainingState.EPOCH, epoch);
+                st.set(TrainingState.POSITION, 0L);
+                if (stepsOver) {
+                    break;
+                }
+                sampler.shuffle(epoch);
+                intervalStart = System.nanoTime();
+                continue;
             }
-            double[] eval = evaluate(model, x, y);
-            accuracy = eval[0];
-            metrics.evaluated(accuracy);
-            if (rank == 0) {
-                out.printf(Locale.ROOT, "epoch %d done: test_accuracy=%.4f test_loss=%.4f elapsed=%.1fs%n", epoch + 1,
-                        eval[0], eval[1], (System.nanoTime() - started) / 1e9);
+            // The rate follows the epoch, not the step count, so it stays continuous when the size changes.
+            double lr = plan.schedule().rateAtEpoch(epoch + (double) position / count);
+            for (int pass = 0; pass < passes; pass++) {
+                train.fill(sampler.order(), sampler.batchStart(position, pass, batch), batch, x, y);
+                intervalLoss += model.forward(x, y, batch);
+                intervalPasses++;
+                model.backward(optimizer::gradientReady);
+                optimizer.step(lr);
             }
-            intervalStart = System.nanoTime();
-            epoch++;
-        }
-        if (checkpoints != null) {
-            checkpoints.awaitSaves();
+            position += plan.globalBatch();
+            step++;
+            st.set(TrainingState.STEP, step);
+            st.set(TrainingState.POSITION, position);
+            intervalSteps++;
+            if (step % s.logEvery() == 0 || count - position < plan.globalBatch()) {
+                double loss = average(tag, intervalLoss / intervalPasses);
+                firstLoss = Double.isNaN(firstLoss) ? loss : firstLoss;
+                lastLoss = loss;
+                double seconds = (System.nanoTime() - intervalStart) / 1e9;
+                metrics.interval(step, epoch + 1, loss, intervalSteps, intervalSteps * plan.globalBatch(), seconds, lr);
+                if (rank == 0) {
+                    out.printf(Locale.ROOT, "epoch %d step %d/%d samples/s %.0f loss %.4f lr %.4f%n", epoch + 1,
+                            position / plan.globalBatch(), plan.stepsPerEpoch(),
+                            intervalSteps * plan.globalBatch() / Math.max(seconds, 1e-9), loss, lr);
+                }
+                intervalLoss = 0;
+                intervalPasses = 0;
+                intervalSteps = 0;
+                intervalStart = System.nanoTime();
+            }
+            if (step % s.commitEvery() == 0) {
+                commit(st, step, epoch, size, gen);
+            }
         }
         if (Double.isNaN(accuracy)) {
-            accuracy = evaluate(model, x, y)[0]; // resumed after the last step: nothing was trained
+            accuracy = evaluate(tag, x, y)[0]; // entered at the end (resumed or reset there): nothing was trained
         }
-        long checksum = agreedChecksum(model);
-        return new TrainResult(epoch, step, firstLoss, lastLoss, accuracy, checksum);
+        long checksum = agreedChecksum(tag);
+        int epochs = (int) Math.min(s.epochs(), epoch + (position > 0 ? 1 : 0));
+        return new TrainResult(epochs, step, firstLoss, lastLoss, accuracy, checksum);
+    }
+
+    /** Commits the state and prints the progress line; a membership change at this commit passes through. */
+    private void commit(ElasticState st, long step, long epoch, int size, long gen) {
+        try {
+            st.commit();
+        } catch (MembershipChangedException e) {
+            progress(step, epoch, size, gen); // the state was committed: the others continue from here
+            throw e;
+        }
+        progress(step, epoch, size, gen);
+    }
+
+    private void progress(long step, long epoch, int size, long gen) {
+        out.printf(Locale.ROOT, "kolo: step=%d epoch=%d size=%d gen=%d checksum=%s%n", step, epoch + 1, size, gen,
+                ParameterChecksum.hex(ParameterChecksum.of(model.parameters())));
     }
 
     /** Each rank evaluates its block of the test set; the counts are summed. Returns {accuracy, mean loss}. */
-    private double[] evaluate(Mlp model, float[] x, int[] y) {
+    private double[] evaluate(String tag, float[] x, int[] y) {
         int rank = kolo.rank();
         int size = kolo.size();
         int from = (int) ((long) test.count() * rank / size);
@@ -184,19 +259,20 @@ final class Trainer {
             lossSum += model.forward(x, y, n) * n;
             correct += model.correct();
         }
-        double[] sums = kolo.allreduce("eval", Tensor.of(new double[] {correct, lossSum}, 2), ReduceOp.SUM)
+        double[] sums = kolo.allreduce(tag + "eval", Tensor.of(new double[] {correct, lossSum}, 2), ReduceOp.SUM)
                 .toDoubleArray();
         return new double[] {sums[0] / test.count(), sums[1] / test.count()};
     }
 
-    private double average(double value) {
-        return kolo.allreduce("train.loss", Tensor.of(new double[] {value}, 1), ReduceOp.AVERAGE).toDoubleArray()[0];
+    private double average(String tag, double value) {
+        return kolo.allreduce(tag + "train.loss", Tensor.of(new double[] {value}, 1), ReduceOp.AVERAGE)
+                .toDoubleArray()[0];
     }
 
     /** The checksum of the final parameters, checked to be identical on every rank. */
-    private long agreedChecksum(Mlp model) {
+    private long agreedChecksum(String tag) {
         long mine = ParameterChecksum.of(model.parameters());
-        long[] all = kolo.allgather("checksum", Tensor.of(new long[] {mine}, 1)).toLongArray();
+        long[] all = kolo.allgather(tag + "checksum", Tensor.of(new long[] {mine}, 1)).toLongArray();
         for (int r = 0; r < all.length; r++) {
             if (all[r] != mine) {
                 throw new KoloException("final parameters differ between ranks: rank " + kolo.rank() + " has "

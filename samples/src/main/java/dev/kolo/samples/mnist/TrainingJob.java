@@ -5,13 +5,27 @@ import dev.kolo.runtime.train.Compression;
 import dev.kolo.runtime.train.LrScaling;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 
-/** The sample training job as the worker runs it: flags, data check, training, summary line. */
+/**
+ * The sample training job as the worker runs it: flags, data, training (elastic or fixed, see {@link Trainer}),
+ * summary line.
+ */
 public final class TrainingJob {
+    /**
+     * How long a worker of an elastic job that was asked to stop (SIGTERM) waits for its next commit to leave
+     * (the others go on without rollback) before it exits anyway (they roll back). Within Kubernetes' default
+     * grace period of 30 s.
+     */
+    public static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(25);
+
     private final TrainSettings settings;
     private final Path dataDir;
+    private FashionMnist data;
+    private volatile boolean leaveRequested;
+    private volatile TrainingState current;
 
     private TrainingJob(TrainSettings settings, Path dataDir) {
         this.settings = settings;
@@ -23,21 +37,46 @@ public final class TrainingJob {
         FashionMnist.requirePresent(dataDir);
     }
 
+    /** Loads the data set now (before joining, so that the others never wait for a newcomer to read it). */
+    public void loadData() {
+        if (data == null) {
+            data = FashionMnist.load(dataDir);
+        }
+    }
+
     /**
-     * Loads the data, trains with the other ranks of {@code kolo} and returns the summary line
-     * {@code kolo: done rank=R size=N epochs=E test_accuracy=A checksum=HEX}.
+     * Trains with the other ranks of {@code kolo} and returns the summary line
+     * {@code kolo: done rank=R size=N epochs=E test_accuracy=A checksum=HEX}. In an elastic job it survives
+     * lost workers and admits new ones; in a fixed one a lost worker stops it.
+     *
+     * @throws dev.kolo.elastic.ElasticJobFailedException if the job cannot go on (print it, exit with its status)
+     * @throws dev.kolo.elastic.WorkerLeftException if this worker left at a commit after {@link #requestLeave()}
      */
     public String run(Kolo kolo, PrintStream out) {
-        FashionMnist data = FashionMnist.load(dataDir);
-        TrainResult r;
-        if (settings.checkpointDir() != null) {
-            try (TrainingCheckpoints checkpoints = new TrainingCheckpoints(kolo, settings.checkpointDir(), out)) {
-                r = new Trainer(kolo, data, settings, out, checkpoints).run();
+        loadData();
+        Trainer trainer = new Trainer(kolo, data, settings, out);
+        try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.sgd(), settings)) {
+            current = state;
+            if (leaveRequested) {
+                state.requestLeave();
             }
-        } else {
-            r = new Trainer(kolo, data, settings, out, null).run();
+            TrainResult r = trainer.run(state);
+            return summary(kolo.rank(), kolo.size(), r);
+        } finally {
+            current = null;
         }
-        return summary(kolo.rank(), kolo.size(), r);
+    }
+
+    /**
+     * Asks this worker to leave an elastic job at its next commit, the others going on without rollback
+     * (from a shutdown hook; thread-safe). Before training has started the request waits for it.
+     */
+    public void requestLeave() {
+        leaveRequested = true;
+        TrainingState s = current;
+        if (s != null) {
+            s.requestLeave();
+        }
     }
 
     static String summary(int rank, int size, TrainResult r) {
@@ -121,13 +160,19 @@ public final class TrainingJob {
         Path data;
 
         @Option(names = "--checkpoint-dir", paramLabel = "DIR",
-                description = "Commit checkpoints here and resume from the latest (KOLO_CHECKPOINT_DIR; default: "
-                        + "none).")
+                description = "Write checkpoints here and resume from the newest valid one (KOLO_CHECKPOINT_DIR; "
+                        + "default: none).")
         Path checkpointDir;
 
         @Option(names = "--checkpoint-every", paramLabel = "STEPS", defaultValue = "500",
-                description = "Steps between checkpoint commits (default: ${DEFAULT-VALUE}).")
+                description = "Steps between checkpoints, rounded up to a multiple of --commit-every (default: "
+                        + "${DEFAULT-VALUE}).")
         int checkpointEvery;
+
+        @Option(names = "--commit-every", paramLabel = "STEPS", defaultValue = "10",
+                description = "Steps between commits of the training state: what the survivors of a lost worker "
+                        + "roll back to, and where workers join or leave an elastic job (default: ${DEFAULT-VALUE}).")
+        int commitEvery;
 
         /** @param defaultCheckpointDir from the environment, used when --checkpoint-dir is not given */
         public TrainingJob toJob(Path defaultCheckpointDir) {
@@ -149,7 +194,7 @@ public final class TrainingJob {
             TrainSettings s = new TrainSettings(epochs, batchSize, lr, LrScaling.parse(lrScaling), warmup, cosine,
                     Compression.parse(compression), backwardPassesPerStep, seed, maxSteps, logEvery, hidden.clone(),
                     momentum, weightDecay, trainLimit, 0, checkpointDir != null ? checkpointDir : defaultCheckpointDir,
-                    checkpointEvery);
+                    checkpointEvery, commitEvery);
             return new TrainingJob(s, data != null ? data : FashionMnist.DEBIAN_DIR);
         }
 

@@ -43,7 +43,7 @@ final class TrainingMetrics {
     }
 
     /** One logging interval of {@code steps} steps that took {@code seconds} and saw {@code samples} samples. */
-    void interval(long stepNow, int epochNow, double meanLoss, long steps, long samples, double seconds, double lr) {
+    void interval(long stepNow, long epochNow, double meanLoss, long steps, long samples, double seconds, double lr) {
         step.set(stepNow);
         epoch.set(epochNow);
         loss.set(Double.doubleToLongBits(meanLoss));

@@ -7,8 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kolo.checkpoint.Checkpointer;
+import dev.kolo.elastic.ElasticJobFailedException;
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.samples.mnist.TrainingJob;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
@@ -301,6 +304,37 @@ class ManifestsTest {
 
         props.put(propertyName("KOLO_RANK_HINT"), "2"); // label or annotation present
         assertEquals(2, withProperties(props, KoloConfig::fromEnvironment).rankHint().orElse(-1));
+    }
+
+    /**
+     * The sample training job's mode follows the overlay: the StatefulSet's settings make the worker elastic
+     * (training under Elastic.run, regrouping after a lost pod, SIGTERM leaving at the next commit), the Job's
+     * fixed (a lost pod stops the round, the recreated pods resume); both name the checkpoint directory, which
+     * the worker takes as its default --checkpoint-dir.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void theSampleTrainsElasticOrFixedAsTheOverlayMeans(String name) {
+        Overlay o = Overlay.render(name);
+        Map<String, String> props = new HashMap<>();
+        o.settings().forEach((k, v) -> props.put(propertyName(k), v));
+        KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
+        assertEquals(name.equals("elastic"), c.elastic(), "elastic mode of the " + name + " overlay");
+        Path dir = withProperties(props, Checkpointer.Builder::defaultDirectory)
+                .orElseThrow(() -> new AssertionError("no checkpoint directory: a restart could not resume"));
+        assertEquals(Path.of(o.settings().get("KOLO_CHECKPOINT_DIR")), dir);
+        long grace = o.podTemplate().getSpec().getTerminationGracePeriodSeconds();
+        if (c.elastic()) {
+            assertTrue(grace >= TrainingJob.LEAVE_TIMEOUT.toSeconds() + 30, "a SIGTERMed worker waits up to "
+                    + TrainingJob.LEAVE_TIMEOUT.toSeconds() + " s for its next commit, then flushes its checkpoint and "
+                    + "leaves the cluster, within the grace period (" + grace + " s)");
+        } else {
+            List<PodFailurePolicyRule> rules = o.one(Job.class).getSpec().getPodFailurePolicy().getRules();
+            assertTrue(rules.stream().noneMatch(r -> r.getAction().equals("FailJob") && r.getOnExitCodes() != null
+                    && r.getOnExitCodes().getValues().contains(ElasticJobFailedException.EXIT_STATUS)),
+                    "the survivors of a lost worker exit with " + ElasticJobFailedException.EXIT_STATUS
+                            + "; their replacements must be started to resume");
+        }
     }
 
     @ParameterizedTest

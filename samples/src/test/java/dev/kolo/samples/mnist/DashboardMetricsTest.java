@@ -49,12 +49,15 @@ class DashboardMetricsTest {
                 .clusterPort(12000 + 20 * new Random().nextInt(480)).metricsPort(port).build();
         FashionMnist data = FashionMnist.load(FashionMnist.DEBIAN_DIR);
         TrainSettings settings = new TrainSettings(1, 32, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 7,
-                0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20);
+                0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10);
         Map<String, Double> scraped;
         try (Kolo kolo = Kolo.init(config);
-             PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-             TrainingCheckpoints checkpoints = new TrainingCheckpoints(kolo, settings.checkpointDir(), out)) {
-            TrainResult r = new Trainer(kolo, data, settings, out, checkpoints).run();
+             PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)) {
+            Trainer trainer = new Trainer(kolo, data, settings, out);
+            TrainResult r;
+            try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.sgd(), settings)) {
+                r = trainer.run(state);
+            }
             assertTrue(r.steps() > 0, r.toString());
             HttpResponse<String> metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(10)).build(),

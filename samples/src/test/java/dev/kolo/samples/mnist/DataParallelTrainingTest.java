@@ -85,7 +85,7 @@ class DataParallelTrainingTest {
 
     private static TrainSettings settings(int epochs, int batch, long maxSteps, Path checkpointDir) {
         return new TrainSettings(epochs, batch, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 42,
-                maxSteps, 25, new int[] {128, 64}, 0.9, 0, TRAIN, TEST, checkpointDir, 30);
+                maxSteps, 25, new int[] {128, 64}, 0.9, 0, TRAIN, TEST, checkpointDir, 30, 10);
     }
 
     /** One run on every worker of {@code job}, concurrently; rank 0's output goes into {@code log}. */
@@ -96,11 +96,9 @@ class DataParallelTrainingTest {
             List<Future<TrainResult>> f = new ArrayList<>();
             for (Kolo k : job) {
                 f.add(pool.submit(() -> {
-                    if (s.checkpointDir() == null) {
-                        return new Trainer(k, data, s, out, null).run();
-                    }
-                    try (TrainingCheckpoints c = new TrainingCheckpoints(k, s.checkpointDir(), out)) {
-                        return new Trainer(k, data, s, out, c).run();
+                    Trainer t = new Trainer(k, data, s, out);
+                    try (TrainingState state = new TrainingState(k, t.model(), t.sgd(), s)) {
+                        return t.run(state);
                     }
                 }));
             }
@@ -155,9 +153,11 @@ class DataParallelTrainingTest {
     void resumingFromACheckpointEndsWhereAnUninterruptedRunEnds(@TempDir Path dir) throws Exception {
         StringBuilder log = new StringBuilder();
         TrainResult straight = train(single, settings(1, 32, 100, null), log).get(0);
-        train(single, settings(1, 32, 60, dir), log);        // commits at steps 30 and 60, then stops
+        train(single, settings(1, 32, 60, dir), log);        // checkpoints at steps 30 and 60, then stops
         TrainResult resumed = train(single, settings(1, 32, 100, dir), log).get(0);
-        assertTrue(log.toString().contains("resumed from the checkpoint of step 60"), log.toString());
+        assertTrue(log.toString().contains("train: resuming at step 60 (epoch 1, 1920 examples into it)"),
+                log.toString());
+        assertTrue(log.toString().contains("kolo: step=70 epoch=1 size=1 gen="), "the step counter continues\n" + log);
         assertEquals(100, resumed.steps());
         assertEquals(straight.checksum(), resumed.checksum(), "bit-identical parameters after resuming\n" + log);
         assertEquals(straight.testAccuracy(), resumed.testAccuracy());

@@ -78,8 +78,12 @@ class MlpTest {
         java.util.Set<Integer> seen = new java.util.HashSet<>();
         for (ShardSampler s : ranks) {
             assertEquals(25, s.shardSize());
-            for (int i = 0; i < s.shardSize(); i++) {
-                assertTrue(seen.add(s.order()[s.offset() + i]), "example seen twice in one epoch");
+            int batch = 5;
+            for (int step = 0; step < s.shardSize() / batch; step++) {
+                int from = s.batchStart((long) step * size * batch, 0, batch);
+                for (int i = from; i < from + batch; i++) {
+                    assertTrue(seen.add(s.order()[i]), "example seen twice in one epoch");
+                }
             }
             assertEquals(java.util.Arrays.toString(ranks[0].order()), java.util.Arrays.toString(s.order()),
                     "every rank computes the same permutation");

@@ -1,0 +1,58 @@
+package dev.kolo.samples.mnist;
+
+import dev.kolo.elastic.ElasticState;
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.train.Parameter;
+import dev.kolo.runtime.train.Sgd;
+
+/**
+ * Everything a training run must keep to continue elsewhere, registered in an {@link ElasticState}: the
+ * model's parameters (live arrays), the SGD momentum ({@code <parameter>.momentum}) and the loop position
+ * as values: {@value #STEP} (optimizer steps done, over the whole run), {@value #EPOCH} (0-based),
+ * {@value #POSITION} (examples of this epoch's permutation used, see {@link ShardSampler}) and
+ * {@value #SEED} (of the shuffles). None of it depends on the number of workers, so a job may resume or
+ * continue with another size.
+ *
+ * <p>The state is committed every {@code --commit-every} steps; every
+ * {@link TrainSettings#checkpointEveryCommits()}-th commit rank 0 writes to the checkpoint directory
+ * (stamped with the commit count; the step is the value {@value #STEP}). Without a directory nothing is
+ * written, and commits only serve the rollback of an elastic job.
+ */
+final class TrainingState implements AutoCloseable {
+    static final String STEP = "step";
+    static final String EPOCH = "epoch";
+    static final String POSITION = "position";
+    static final String SEED = "seed";
+
+    private final ElasticState state;
+
+    TrainingState(Kolo kolo, Mlp model, Sgd sgd, TrainSettings s) {
+        ElasticState.Builder b = ElasticState.builder(kolo).checkpointEvery(s.checkpointEveryCommits())
+                // The worker's own shutdown hook asks to leave and decides the exit status (see WorkerCommand).
+                .leaveOnSigterm(false, TrainingJob.LEAVE_TIMEOUT);
+        if (s.checkpointDir() != null) {
+            b.checkpointDirectory(s.checkpointDir());
+        }
+        state = b.build();
+        state.parameters(model.parameters());
+        for (Parameter p : model.parameters()) {
+            state.floats(p.name() + ".momentum", sgd.velocity(p), p.shape());
+        }
+        state.value(STEP, 0L).value(EPOCH, 0L).value(POSITION, 0L).value(SEED, s.seed());
+    }
+
+    ElasticState elastic() {
+        return state;
+    }
+
+    /** Leave the job at the next commit (thread-safe; from a shutdown hook). */
+    void requestLeave() {
+        state.requestLeave();
+    }
+
+    /** Waits for a checkpoint being written, then closes the stores. */
+    @Override
+    public void close() {
+        state.close();
+    }
+}
