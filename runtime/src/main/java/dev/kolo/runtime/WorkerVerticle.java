@@ -74,7 +74,7 @@ final class WorkerVerticle extends VerticleBase {
         members = node.members();
         coordinatorNode = members.get(0);
         helloTimer = vertx.setPeriodic(0, HELLO_INTERVAL_MS, id -> sendHello());
-        return bus.<ControlMessage>consumer(node.addresses().worker(node.nodeId()), this::onControl)
+        return bus.consumer(node.addresses().worker(node.nodeId()), this::onControl)
                 .completion()
                 .onSuccess(v -> maybeTakeCoordinatorRole());
     }
@@ -128,7 +128,8 @@ final class WorkerVerticle extends VerticleBase {
             barriers.put(sequence, done);
             int rank = view.get().rankOf(node.nodeId());
             vertx.eventBus().send(node.addresses().coordinator(assignment.coordinatorNode()),
-                    new BarrierEnter(assignment.generation(), rank, sequence), control);
+                    node.seal(assignment.coordinatorNode(), new BarrierEnter(assignment.generation(), rank, sequence)),
+                    control);
         });
         return done.future();
     }
@@ -152,10 +153,12 @@ final class WorkerVerticle extends VerticleBase {
             return;
         }
         long lastGeneration = assignment == null ? 0 : assignment.generation();
-        vertx.eventBus().<ControlMessage>request(node.addresses().coordinator(coordinatorNode),
-                        new Hello(self, lastGeneration), control)
+        vertx.eventBus().request(node.addresses().coordinator(coordinatorNode),
+                        node.seal(coordinatorNode, new Hello(self, lastGeneration)), control)
                 .onSuccess(reply -> {
-                    HelloReply r = (HelloReply) reply.body();
+                    if (!(node.accept(reply) instanceof HelloReply r)) {
+                        return; // not authentic: ignored (and logged), the next tick asks again
+                    }
                     lastReply = r;
                     if (!r.accepted()) {
                         vertx.cancelTimer(helloTimer);
@@ -165,8 +168,11 @@ final class WorkerVerticle extends VerticleBase {
         // Failures (no coordinator consumer yet, timeout) are retried on the next tick.
     }
 
-    private void onControl(Message<ControlMessage> message) {
-        ControlMessage m = message.body();
+    private void onControl(Message<Object> message) {
+        ControlMessage m = node.accept(message);
+        if (m == null) {
+            return; // not authentic, or no control message: dropped and logged
+        }
         if (m instanceof Assignment a) {
             onAssignment(a);
         } else if (m instanceof BarrierRelease r) {
