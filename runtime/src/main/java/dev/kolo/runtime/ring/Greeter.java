@@ -70,8 +70,8 @@ final class Greeter {
                 throw e;
             } catch (ConnectException e) {
                 Io.closeQuietly(ch); // not listening yet: retry until the deadline
-            } catch (IOException e) {
-                Io.closeQuietly(ch);
+            } catch (IOException | IllegalArgumentException e) {
+                Io.closeQuietly(ch); // includes a challenge that is not a Kolo answer
                 throw unreachable(peer, e);
             }
             long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
