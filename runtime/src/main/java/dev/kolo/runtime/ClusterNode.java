@@ -40,13 +40,18 @@ final class ClusterNode implements AutoCloseable {
     private final Vertx vertx;
     private final String nodeId;
     private final ControlAddresses addresses;
+    private final ControlRejections rejections;
+    private final boolean authenticated;
 
-    private ClusterNode(KoloConfig config, HazelcastInstance hazelcast, Vertx vertx) {
+    private ClusterNode(KoloConfig config, HazelcastInstance hazelcast, Vertx vertx, ControlRejections rejections,
+                        boolean authenticated) {
         this.config = config;
         this.hazelcast = hazelcast;
         this.vertx = vertx;
         this.nodeId = nodeIdOf(hazelcast.getCluster().getLocalMember());
         this.addresses = new ControlAddresses(config.jobName());
+        this.rejections = rejections;
+        this.authenticated = authenticated;
     }
 
     /** Joins (or forms) the job's cluster; blocks until the member is up or fails with a clear error. */
@@ -72,8 +77,13 @@ final class ClusterNode implements AutoCloseable {
                     .buildClustered()
                     .toCompletionStage().toCompletableFuture()
                     .get(config.rendezvousTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            vertx.eventBus().registerCodec(new ControlCodec());
-            ClusterNode node = new ClusterNode(config, hz, vertx);
+            JobKeys keys = JobKeys.of(config);
+            ControlRejections rejections = new ControlRejections(registry);
+            String self = nodeIdOf(hz.getCluster().getLocalMember());
+            ControlAuthenticator auth = keys == null ? null
+                    : new ControlAuthenticator(keys.controlPlane(), self, id -> describeNode(hz, id));
+            vertx.eventBus().registerCodec(new AuthenticatingCodec(auth, rejections));
+            ClusterNode node = new ClusterNode(config, hz, vertx, rejections, auth != null);
             node.watchMembers();
             return node;
         } catch (Exception e) {
@@ -86,7 +96,10 @@ final class ClusterNode implements AutoCloseable {
         Config hz = ConfigUtil.loadConfig();
         // Vert.x finds its node id in this member attribute when handed a running Hazelcast instance.
         hz.getMemberAttributeConfig().setAttribute(NODE_ID_ATTRIBUTE, UUID.randomUUID().toString());
-        hz.setClusterName(c.jobName());
+        JobKeys keys = JobKeys.of(c);
+        // With a secret the cluster name carries a tag of it: workers with another secret (or none), and
+        // strangers who do not watch the network, form or find other clusters and never join this one.
+        hz.setClusterName(keys == null ? c.jobName() : keys.clusterName());
         hz.setInstanceName("kolo-" + c.jobName() + "-" + UUID.randomUUID());
         hz.setProperty("hazelcast.logging.type", "slf4j");
         hz.setProperty("hazelcast.phone.home.enabled", "false");
@@ -181,6 +194,55 @@ final class ClusterNode implements AutoCloseable {
                     + "); set KOLO_CLUSTER_PORT (--cluster-port) to a free port";
         }
         return "cannot join the cluster of job '" + c.jobName() + "' on " + c.host() + ": " + text;
+    }
+
+    /** @return "node abcd1234 (member 10.0.0.3:5701)" for a node id that is a member, else just the short id */
+    private static String describeNode(HazelcastInstance hz, String id) {
+        try {
+            for (Member m : hz.getCluster().getMembers()) {
+                if (id.equals(nodeIdOf(m))) {
+                    return "node " + WorkerVerticle.shortId(id) + " (member " + m.getAddress().getHost() + ":"
+                            + m.getAddress().getPort() + ")";
+                }
+            }
+        } catch (RuntimeException e) {
+            // shutting down: the id alone will do
+        }
+        return "node " + WorkerVerticle.shortId(id) + " (not a cluster member)";
+    }
+
+    /**
+     * @return what to send to the verticles of {@code toNode}: the message itself, or, when the job has a
+     *         secret, the message addressed to that node so that its tag binds the receiver
+     */
+    Object seal(String toNode, ControlMessage m) {
+        return authenticated ? new Addressed(toNode, m) : m;
+    }
+
+    /**
+     * @return the control message a consumer received, or null if it is to be ignored: a message that failed
+     *         authentication (already counted and logged by the codec) or a body that is no control message
+     */
+    ControlMessage accept(io.vertx.core.eventbus.Message<?> message) {
+        Object body = message.body();
+        if (body instanceof ControlMessage m) {
+            return m;
+        }
+        if (!(body instanceof ControlAuthenticator.Rejected)) {
+            rejections.reject("foreign-body", "a " + (body == null ? "null" : body.getClass().getSimpleName())
+                    + " sent to " + message.address() + " (control addresses take only Kolo control messages)");
+        }
+        return null;
+    }
+
+    /** @return how many control messages this node dropped as unauthentic or foreign */
+    long rejectedControlMessages() {
+        return rejections.total();
+    }
+
+    /** @return true when control messages are sealed with the job's key */
+    boolean authenticated() {
+        return authenticated;
     }
 
     private void watchMembers() {

@@ -87,7 +87,7 @@ final class CollectiveClient implements AutoCloseable {
             observability.metrics.cacheHit(id != null);
             ControlMessage request = id != null ? new CachedOpRequest(g.generation, g.rank, id)
                     : new OpRequest(g.generation, g.rank, spec);
-            node.vertx().eventBus().send(g.coordinatorAddress, request, control);
+            node.vertx().eventBus().send(g.coordinatorAddress, node.seal(g.coordinatorNode, request), control);
         }
         return op.future;
     }
@@ -110,7 +110,8 @@ final class CollectiveClient implements AutoCloseable {
                 joined = false;
                 result.complete(g.rank);
             } else {
-                node.vertx().eventBus().send(g.coordinatorAddress, new JoinRequest(g.generation, g.rank), control);
+                node.vertx().eventBus().send(g.coordinatorAddress,
+                        node.seal(g.coordinatorNode, new JoinRequest(g.generation, g.rank)), control);
             }
         });
         return result;
@@ -118,7 +119,7 @@ final class CollectiveClient implements AutoCloseable {
 
     /** A new generation was agreed: drop the old data plane and open this one's (on the collective thread). */
     void onAssignment(Assignment a, WorkerInfo self) {
-        Generation g = new Generation(a, self, node.addresses().coordinator(a.coordinatorNode()));
+        Generation g = new Generation(a, self, a.coordinatorNode(), node.addresses().coordinator(a.coordinatorNode()));
         Generation previous = current;
         // Cache ids belong to a generation: forget them before any submit can see the new one.
         cacheIds.clear();
@@ -412,6 +413,7 @@ final class CollectiveClient implements AutoCloseable {
         final long generation;
         final int rank;
         final int size;
+        final String coordinatorNode;
         final String coordinatorAddress;
         final Assignment assignment;
         final WorkerInfo self;
@@ -419,7 +421,8 @@ final class CollectiveClient implements AutoCloseable {
         volatile DataPlane dataPlane;
         CollectiveOps ops;
 
-        Generation(Assignment a, WorkerInfo self, String coordinatorAddress) {
+        Generation(Assignment a, WorkerInfo self, String coordinatorNode, String coordinatorAddress) {
+            this.coordinatorNode = coordinatorNode;
             this.assignment = a;
             this.self = self;
             this.generation = a.generation();

@@ -69,7 +69,7 @@ final class CoordinatorVerticle extends VerticleBase {
                 m -> onMembers((MembersChanged) m.body()));
         long inspectEvery = Math.max(200, Math.min(5000, config.stallWarning().toMillis() / 4));
         vertx.setPeriodic(inspectEvery, id -> inspectStalls());
-        return bus.<ControlMessage>consumer(node.addresses().coordinator(node.nodeId()), this::onMessage)
+        return bus.consumer(node.addresses().coordinator(node.nodeId()), this::onMessage)
                 .completion()
                 .onSuccess(v -> announce());
     }
@@ -84,20 +84,20 @@ final class CoordinatorVerticle extends VerticleBase {
         lastGeneration = announce.generation() - 1;
         LOG.info("took over as coordinator for generation {}", announce.generation());
         for (String member : members) {
-            vertx.eventBus().send(node.addresses().worker(member), announce, control);
+            vertx.eventBus().send(node.addresses().worker(member), node.seal(member, announce), control);
         }
     }
 
-    private void onMessage(Message<ControlMessage> message) {
-        ControlMessage m = ControlInbox.body(message, LOG, "the coordinator");
+    private void onMessage(Message<Object> message) {
+        ControlMessage m = node.accept(message);
         if (m == null) {
-            return;
+            return; // not authentic, malformed or no control message: dropped and logged
         }
         if (!fromARank(m)) {
             return;
         }
         if (m instanceof Hello h) {
-            message.reply(onHello(h), control);
+            message.reply(node.seal(h.worker().node(), onHello(h)), control);
         } else if (m instanceof BarrierEnter b) {
             onBarrier(b);
         } else if (m instanceof OpRequest r) {
@@ -188,7 +188,7 @@ final class CoordinatorVerticle extends VerticleBase {
         }
         for (ControlMessage response : negotiator.drain()) {
             for (WorkerInfo w : current.workers()) {
-                vertx.eventBus().send(node.addresses().worker(w.node()), response, control);
+                vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), response), control);
             }
         }
     }
@@ -224,7 +224,7 @@ final class CoordinatorVerticle extends VerticleBase {
             boolean member = current.workers().stream().anyMatch(x -> x.node().equals(w.node()));
             if (member && hello.lastGeneration() < current.generation()) {
                 // The worker missed its assignment: send it again.
-                vertx.eventBus().send(node.addresses().worker(w.node()), current, control);
+                vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), current), control);
                 return reply(true, "");
             }
             if (member) {
@@ -296,7 +296,7 @@ final class CoordinatorVerticle extends VerticleBase {
     private void announcePending() {
         ControlMessage.MembershipPending m = new ControlMessage.MembershipPending(current.generation());
         for (WorkerInfo w : current.workers()) {
-            vertx.eventBus().send(node.addresses().worker(w.node()), m, control);
+            vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), m), control);
         }
     }
 
@@ -326,7 +326,7 @@ final class CoordinatorVerticle extends VerticleBase {
         }
         LOG.info("generation {}: {} workers ranked", generation, ranked.size());
         for (WorkerInfo w : ranked) {
-            vertx.eventBus().send(node.addresses().worker(w.node()), current, control);
+            vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), current), control);
         }
         if (!pending.isEmpty() && config.elastic()) {
             announcePending(); // more than maxNp arrived: the rest wait for the next regrouping
@@ -348,7 +348,7 @@ final class CoordinatorVerticle extends VerticleBase {
             barrierArrivals.remove(b.sequence());
             BarrierRelease release = new BarrierRelease(current.generation(), b.sequence());
             for (WorkerInfo w : current.workers()) {
-                vertx.eventBus().send(node.addresses().worker(w.node()), release, control);
+                vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), release), control);
             }
         }
     }

@@ -24,10 +24,12 @@ final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         // A hung peer is also caught by membership within the heartbeat timeout; this bounds the data plane alone.
         Duration progress = config.heartbeatTimeout().multipliedBy(2).compareTo(Duration.ofSeconds(10)) > 0
                 ? config.heartbeatTimeout().multipliedBy(2) : Duration.ofSeconds(10);
+        JobKeys keys = JobKeys.of(config);
         DataPlaneOptions options = DataPlaneOptions.builder()
                 .reducer(new KernelReducer(kernels))
                 .progressTimeout(progress)
                 .connectTimeout(Duration.ofSeconds(20))
+                .authenticationKey(keys == null ? null : keys.dataPlane())
                 .build();
         this.transport = dev.kolo.runtime.ring.DataPlane.start(listener.channel(), config.jobName(), options);
         LOG.info("data plane on port {} with {} kernels", listener.port(), kernels.name());

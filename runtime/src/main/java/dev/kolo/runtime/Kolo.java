@@ -63,11 +63,13 @@ public final class Kolo implements AutoCloseable {
     /**
      * Joins (or forms) the job's cluster and completes the rendezvous.
      *
-     * @throws KoloException if a port is taken, the cluster cannot be joined, the coordinator refuses this
+     * @throws KoloException if the job has no secret outside LOCAL discovery (and is not marked insecure), a
+     *                       port is taken, the cluster cannot be joined, the coordinator refuses this
      *                       worker, or the rendezvous does not complete within
      *                       {@link KoloConfig#rendezvousTimeout()} (the message names who arrived)
      */
     public static Kolo init(KoloConfig config) {
+        checkSecurity(config);
         long deadline = System.nanoTime() + config.rendezvousTimeout().toNanos();
         DataPlaneListener dataPlane = DataPlaneListener.bind(config.host(), config.dataPort());
         Observability observability = new Observability(new KoloMetrics(config.jobName(),
@@ -128,6 +130,32 @@ public final class Kolo implements AutoCloseable {
         }
     }
 
+    /**
+     * Outside LOCAL discovery the worker's ports face a network: without a secret anyone who reaches them
+     * could join the job, send it control messages and open data connections. Refuse that unless the user
+     * says the network is trusted.
+     */
+    static void checkSecurity(KoloConfig config) {
+        if (config.hasJobSecret()) {
+            LOG.info("job '{}': control messages and data connections are authenticated with KOLO_JOB_SECRET",
+                    config.jobName());
+            return;
+        }
+        if (config.discovery() == Discovery.LOCAL) {
+            return;
+        }
+        if (!config.insecure()) {
+            throw new KoloException("discovery '" + config.discovery().name().toLowerCase(java.util.Locale.ROOT)
+                    + "' without KOLO_JOB_SECRET: anyone who can reach this worker's ports could join job '"
+                    + config.jobName() + "' and send it commands; set the same KOLO_JOB_SECRET on every worker (on "
+                    + "Kubernetes from a Secret; at least " + KoloConfig.MIN_SECRET_LENGTH + " random characters, "
+                    + "e.g. $(head -c 32 /dev/urandom | base64)), or set KOLO_INSECURE=true (--insecure) on a "
+                    + "network where everyone is trusted");
+        }
+        LOG.warn("job '{}' runs without authentication (KOLO_INSECURE=true): anyone who can reach its cluster, "
+                + "event-bus and data ports can join it and send it commands", config.jobName());
+    }
+
     private static void closeQuietly(DataPlanes planes) {
         if (planes != null) {
             planes.close();
@@ -166,6 +194,15 @@ public final class Kolo implements AutoCloseable {
                     .append(" (check KOLO_MEMBERS and that workers run there)");
         }
         m.append(", or lower KOLO_NP (--np), or raise KOLO_RENDEZVOUS_TIMEOUT");
+        // Workers with different secrets form different clusters: say so, it is the one cause not visible here.
+        m.append(config.hasJobSecret() ? "; workers with another KOLO_JOB_SECRET (or none) form a separate cluster "
+                + "and are never counted: set the same KOLO_JOB_SECRET on every worker"
+                : "; this worker has no KOLO_JOB_SECRET and never meets workers that have one");
+        long rejected = cluster.rejectedControlMessages();
+        if (rejected > 0) {
+            m.append("; ").append(rejected).append(" control messages to this worker failed authentication (see "
+                    + "the log)");
+        }
         return m.toString();
     }
 

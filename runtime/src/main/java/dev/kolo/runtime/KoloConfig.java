@@ -20,6 +20,10 @@ public final class KoloConfig {
     public static final int DEFAULT_CLUSTER_PORT = 5701;
     /** How many consecutive cluster ports LOCAL discovery uses, so that several local jobs fit on one machine. */
     public static final int LOCAL_PORT_COUNT = 20;
+    /** Fewest characters of a {@code KOLO_JOB_SECRET}: proofs on the wire must not allow guessing it offline. */
+    public static final int MIN_SECRET_LENGTH = 16;
+    /** The value committed in the Kubernetes manifests, refused so that no job runs with a published secret. */
+    static final String MANIFEST_PLACEHOLDER = "replace-me-with-a-random-value";
 
     private final String jobName;
     private final int np;
@@ -45,6 +49,8 @@ public final class KoloConfig {
     private final Duration stallShutdown;
     private final String timeline;
     private final Duration elasticTimeout;
+    private final String jobSecret;
+    private final boolean insecure;
 
     private KoloConfig(Builder b) {
         this.jobName = b.jobName;
@@ -71,6 +77,8 @@ public final class KoloConfig {
         this.stallShutdown = b.stallShutdown;
         this.timeline = b.timeline;
         this.elasticTimeout = b.elasticTimeout;
+        this.jobSecret = b.jobSecret;
+        this.insecure = b.insecure;
     }
 
     /** @return a builder with every setting at its default */
@@ -103,6 +111,8 @@ public final class KoloConfig {
         b.stallShutdown = stallShutdown;
         b.timeline = timeline;
         b.elasticTimeout = elasticTimeout;
+        b.jobSecret = jobSecret;
+        b.insecure = insecure;
         return b;
     }
 
@@ -140,6 +150,9 @@ public final class KoloConfig {
         s.seconds("KOLO_STALL_SHUTDOWN").ifPresent(b::stallShutdown);
         s.string("KOLO_TIMELINE").ifPresent(b::timeline);
         s.seconds("KOLO_ELASTIC_TIMEOUT").ifPresent(b::elasticTimeout);
+        // Trimmed like every setting, so a secret file's trailing newline does not make workers disagree.
+        s.string("KOLO_JOB_SECRET").ifPresent(b::jobSecret);
+        s.bool("KOLO_INSECURE").ifPresent(b::insecure);
         OptionalInt hint = s.integer("KOLO_RANK_HINT");
         if (hint.isPresent()) {
             b.rankHint(hint.getAsInt());
@@ -310,11 +323,34 @@ public final class KoloConfig {
         return elasticTimeout;
     }
 
+    /**
+     * @return true when the job has a shared secret ({@code KOLO_JOB_SECRET}): its control messages and data
+     *         connections are authenticated with keys derived from it
+     */
+    public boolean hasJobSecret() {
+        return jobSecret != null;
+    }
+
+    /** The shared secret, or null. Package-private and never printed: only key derivation reads it. */
+    String jobSecret() {
+        return jobSecret;
+    }
+
+    /**
+     * @return true when the worker may run without a secret outside LOCAL discovery ({@code KOLO_INSECURE}),
+     *         on a network where everyone who can reach its ports is trusted
+     */
+    public boolean insecure() {
+        return insecure;
+    }
+
     @Override
     public String toString() {
+        // Never the secret itself: configurations end up in logs.
         return "KoloConfig{job=" + jobName + ", np=" + np + ", minNp=" + minNp + ", maxNp=" + maxNp
                 + ", discovery=" + discovery + ", host=" + host + ", clusterPort=" + clusterPort
-                + ", dataPort=" + dataPort + ", rankHint=" + rankHint + "}";
+                + ", dataPort=" + dataPort + ", rankHint=" + rankHint + ", jobSecret="
+                + (jobSecret != null ? "set" : "none") + (insecure ? ", insecure" : "") + "}";
     }
 
     /** Collects settings; {@link #build()} validates them together. */
@@ -341,6 +377,8 @@ public final class KoloConfig {
         private Duration stallShutdown = Duration.ZERO;
         private String timeline;
         private Duration elasticTimeout = Duration.ofSeconds(600);
+        private String jobSecret;
+        private boolean insecure;
 
         private Builder() {
         }
@@ -389,6 +427,14 @@ public final class KoloConfig {
         public Builder timeline(String v) { this.timeline = v; return this; }
         /** Wait for a new elastic generation ({@code KOLO_ELASTIC_TIMEOUT}, seconds). */
         public Builder elasticTimeout(Duration v) { this.elasticTimeout = v; return this; }
+        /**
+         * Shared secret of the job ({@code KOLO_JOB_SECRET}), the same on every worker, at least
+         * {@value KoloConfig#MIN_SECRET_LENGTH} characters; null for none. Authenticates control messages and
+         * data connections; never logged.
+         */
+        public Builder jobSecret(String v) { this.jobSecret = v == null || v.isEmpty() ? null : v; return this; }
+        /** Allow running without a secret outside LOCAL discovery ({@code KOLO_INSECURE}). */
+        public Builder insecure(boolean v) { this.insecure = v; return this; }
 
         /**
          * @return the validated configuration
@@ -422,6 +468,15 @@ public final class KoloConfig {
                 require(!members.isEmpty(), "discovery 'members' needs KOLO_MEMBERS (--members): a comma-separated "
                         + "list of host[:port] cluster addresses");
                 members.forEach(MemberAddress::parse);
+            }
+            if (jobSecret != null) {
+                // The message never contains the value: it would end up in logs.
+                require(jobSecret.length() >= MIN_SECRET_LENGTH, "KOLO_JOB_SECRET is too short (" + jobSecret.length()
+                        + " characters): use at least " + MIN_SECRET_LENGTH + " random characters, e.g. "
+                        + "$(head -c 32 /dev/urandom | base64), the same on every worker");
+                require(!jobSecret.strip().equals(MANIFEST_PLACEHOLDER), "KOLO_JOB_SECRET is still the placeholder of "
+                        + "k8s-manifests/base/secret.yaml: create a random one before deploying (see "
+                        + "k8s-manifests/README.md, Deploy)");
             }
             if (discovery == Discovery.KUBERNETES) {
                 require(serviceDns != null && !serviceDns.isBlank(), "discovery 'kubernetes' needs KOLO_SERVICE_DNS: "
@@ -483,6 +538,19 @@ public final class KoloConfig {
                 return java.util.OptionalLong.empty();
             }
             return java.util.OptionalLong.of(parse(name, v.get(), Long::parseLong, "a whole number"));
+        }
+
+        default java.util.Optional<Boolean> bool(String name) {
+            return string(name).map(v -> {
+                String t = v.toLowerCase(Locale.ROOT);
+                if (t.equals("true") || t.equals("1") || t.equals("yes")) {
+                    return true;
+                }
+                if (t.equals("false") || t.equals("0") || t.equals("no")) {
+                    return false;
+                }
+                throw new IllegalArgumentException(name + " must be true or false (got '" + v + "')");
+            });
         }
 
         default java.util.Optional<Duration> seconds(String name) {

@@ -77,7 +77,7 @@ final class WorkerVerticle extends VerticleBase {
         members = node.members();
         coordinatorNode = members.get(0);
         helloTimer = vertx.setPeriodic(0, HELLO_INTERVAL_MS, id -> sendHello());
-        return bus.<ControlMessage>consumer(node.addresses().worker(node.nodeId()), this::onControl)
+        return bus.consumer(node.addresses().worker(node.nodeId()), this::onControl)
                 .completion()
                 .onSuccess(v -> maybeTakeCoordinatorRole());
     }
@@ -131,7 +131,8 @@ final class WorkerVerticle extends VerticleBase {
             barriers.put(sequence, done);
             int rank = view.get().rankOf(node.nodeId());
             vertx.eventBus().send(node.addresses().coordinator(assignment.coordinatorNode()),
-                    new BarrierEnter(assignment.generation(), rank, sequence), control);
+                    node.seal(assignment.coordinatorNode(), new BarrierEnter(assignment.generation(), rank, sequence)),
+                    control);
         });
         return done.future();
     }
@@ -155,11 +156,11 @@ final class WorkerVerticle extends VerticleBase {
             return;
         }
         long lastGeneration = assignment == null ? 0 : assignment.generation();
-        vertx.eventBus().<ControlMessage>request(node.addresses().coordinator(coordinatorNode),
-                        new Hello(self, lastGeneration), control)
+        vertx.eventBus().request(node.addresses().coordinator(coordinatorNode),
+                        node.seal(coordinatorNode, new Hello(self, lastGeneration)), control)
                 .onSuccess(reply -> {
-                    if (!(ControlInbox.body(reply, LOG, receiver) instanceof HelloReply r)) {
-                        return; // malformed (logged) or not a reply: the next tick asks again
+                    if (!(node.accept(reply) instanceof HelloReply r)) {
+                        return; // not authentic or malformed: ignored (and logged), the next tick asks again
                     }
                     lastReply = r;
                     if (!r.accepted()) {
@@ -170,10 +171,10 @@ final class WorkerVerticle extends VerticleBase {
         // Failures (no coordinator consumer yet, timeout) are retried on the next tick.
     }
 
-    private void onControl(Message<ControlMessage> message) {
-        ControlMessage m = ControlInbox.body(message, LOG, receiver);
+    private void onControl(Message<Object> message) {
+        ControlMessage m = node.accept(message);
         if (m == null) {
-            return;
+            return; // not authentic, malformed or no control message: dropped and logged
         }
         if (m instanceof Assignment a) {
             onAssignment(a);

@@ -66,6 +66,41 @@ class KoloConfigTest {
     }
 
     @Test
+    void secretAndInsecureAreReadAndTheSecretIsNeverShown() {
+        String secret = "s3cret-s3cret-s3cret";
+        KoloConfig c = from(Map.of("KOLO_JOB_SECRET", " " + secret + "\n", "KOLO_INSECURE", "TRUE"));
+        assertTrue(c.hasJobSecret());
+        assertEquals(secret, c.jobSecret(), "trimmed like every setting");
+        assertTrue(c.insecure());
+        assertFalse(c.toString().contains(secret), c.toString());
+        assertTrue(c.toBuilder().build().hasJobSecret());
+        KoloConfig none = from(Map.of("KOLO_JOB_SECRET", " "));
+        assertFalse(none.hasJobSecret());
+        assertFalse(none.insecure());
+        assertTrue(error(Map.of("KOLO_INSECURE", "maybe")).contains("KOLO_INSECURE must be true or false"));
+        String shortOne = error(Map.of("KOLO_JOB_SECRET", "hunter2"));
+        assertTrue(shortOne.contains("KOLO_JOB_SECRET is too short") && !shortOne.contains("hunter2"), shortOne);
+        String placeholder = error(Map.of("KOLO_JOB_SECRET", KoloConfig.MANIFEST_PLACEHOLDER));
+        assertTrue(placeholder.contains("placeholder") && placeholder.contains("k8s-manifests/README.md"), placeholder);
+    }
+
+    @Test
+    void outsideLocalDiscoveryAWorkerWithoutSecretRefusesToStart() {
+        KoloConfig members = from(Map.of("KOLO_DISCOVERY", "members", "KOLO_MEMBERS", "10.0.0.1,10.0.0.2",
+                "KOLO_HOST", "127.0.0.1"));
+        KoloException e = assertThrows(KoloException.class, () -> Kolo.checkSecurity(members));
+        assertTrue(e.getMessage().contains("KOLO_JOB_SECRET") && e.getMessage().contains("KOLO_INSECURE=true")
+                && e.getMessage().contains("Secret"), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"));
+        Kolo.checkSecurity(members.toBuilder().insecure(true).build());
+        Kolo.checkSecurity(members.toBuilder().jobSecret("0123456789abcdef").build());
+        Kolo.checkSecurity(from(Map.of())); // LOCAL: unchanged
+        // Kolo.init refuses before it binds or joins anything.
+        KoloException init = assertThrows(KoloException.class, () -> Kolo.init(members));
+        assertEquals(e.getMessage(), init.getMessage());
+    }
+
+    @Test
     void propertyNamesFollowTheVariables() {
         assertEquals("kolo.min.np", KoloConfig.SettingSource.propertyName("KOLO_MIN_NP"));
         assertEquals(List.of("a:1", "b"), KoloConfig.splitList(" a:1, ,b "));

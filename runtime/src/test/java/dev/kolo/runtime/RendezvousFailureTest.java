@@ -74,7 +74,7 @@ class RendezvousFailureTest {
 
     @Test
     void unresolvableMemberIsReportedAtOnce() {
-        KoloConfig c = LocalJob.config(LocalJob.uniqueName("members"), 2).discovery(Discovery.MEMBERS)
+        KoloConfig c = LocalJob.config(LocalJob.uniqueName("members"), 2).discovery(Discovery.MEMBERS).insecure(true)
                 .members(List.of("127.0.0.1:5701", "no-such-host.invalid:5701")).build();
         KoloException e = assertThrows(KoloException.class, () -> Kolo.init(c));
         assertTrue(e.getMessage().contains("no-such-host.invalid"), e.getMessage());

@@ -56,6 +56,11 @@ final class ClusterOptions {
     @Option(names = "--rank-hint", paramLabel = "RANK", description = "Stable rank to ask for (KOLO_RANK_HINT).")
     Integer rankHint;
 
+    // No flag for the secret itself: a command line is visible to every user of the machine (ps).
+    @Option(names = "--insecure", description = "Run without KOLO_JOB_SECRET outside local discovery, on a network "
+            + "where everyone is trusted (KOLO_INSECURE).")
+    Boolean insecure;
+
     /** @return the environment's configuration with every given flag applied on top */
     KoloConfig toConfig() {
         KoloConfig.Builder b = KoloConfig.fromEnvironment().toBuilder();
@@ -72,6 +77,7 @@ final class ClusterOptions {
         if (rendezvousTimeout != null) b.rendezvousTimeout(seconds("--rendezvous-timeout", rendezvousTimeout));
         if (heartbeatTimeout != null) b.heartbeatTimeout(seconds("--heartbeat-timeout", heartbeatTimeout));
         if (rankHint != null) b.rankHint(rankHint);
+        if (insecure != null) b.insecure(insecure);
         return b.build();
     }
 

@@ -17,7 +17,11 @@ import org.junit.jupiter.api.Timeout;
 class BadInputIT {
 
     private static String oneLineError(String... args) throws Exception {
-        try (WorkerProcess w = WorkerProcess.start(args)) {
+        return oneLineError(java.util.Map.of(), args);
+    }
+
+    private static String oneLineError(java.util.Map<String, String> env, String... args) throws Exception {
+        try (WorkerProcess w = WorkerProcess.start(env, args)) {
             int code = w.exitCode(90);
             assertNotEquals(0, code, w.transcript());
             List<String> err = w.err.stream().filter(l -> !l.isBlank()).toList();
@@ -61,14 +65,31 @@ class BadInputIT {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             String port = Integer.toString(taken.getLocalPort());
             String line = oneLineError("--discovery", "members", "--members", "127.0.0.1:" + port,
-                    "--cluster-port", port, "--rendezvous-timeout", "20");
+                    "--cluster-port", port, "--rendezvous-timeout", "20", "--insecure");
             assertTrue(line.contains("cluster port " + port) && line.contains("KOLO_CLUSTER_PORT"), line);
         }
     }
 
     @Test
+    void noSecretOutsideLocalDiscovery() throws Exception {
+        String line = oneLineError("--discovery", "members", "--members", "127.0.0.1:5701");
+        assertTrue(line.contains("without KOLO_JOB_SECRET") && line.contains("set the same KOLO_JOB_SECRET on every "
+                + "worker") && line.contains("KOLO_INSECURE=true"), line);
+        // Also from the environment, as on Kubernetes (a Secret missing from the pod).
+        String k8s = oneLineError(java.util.Map.of("KOLO_DISCOVERY", "kubernetes", "KOLO_SERVICE_DNS",
+                "kolo.default.svc.cluster.local", "KOLO_HOST", "127.0.0.1"));
+        assertTrue(k8s.contains("discovery 'kubernetes' without KOLO_JOB_SECRET"), k8s);
+    }
+
+    @Test
+    void weakSecretIsRefusedWithoutShowingIt() throws Exception {
+        String line = oneLineError(java.util.Map.of("KOLO_JOB_SECRET", "hunter2"), "--np", "1");
+        assertTrue(line.contains("KOLO_JOB_SECRET is too short") && !line.contains("hunter2"), line);
+    }
+
+    @Test
     void unresolvableMember() throws Exception {
-        String line = oneLineError("--discovery", "members", "--members", "no-such-host.invalid:5701");
+        String line = oneLineError("--discovery", "members", "--members", "no-such-host.invalid:5701", "--insecure");
         assertTrue(line.contains("no-such-host.invalid") && line.contains("--members"), line);
     }
 
@@ -78,7 +99,7 @@ class BadInputIT {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             closed = s.getLocalPort(); // free again once closed: nothing listens there
         }
-        String line = oneLineError("--discovery", "members", "--np", "2", "--rendezvous-timeout", "8",
+        String line = oneLineError("--discovery", "members", "--np", "2", "--rendezvous-timeout", "8", "--insecure",
                 "--members", "127.0.0.1:" + closed + ",127.0.0.1:" + (closed == 65535 ? closed - 1 : closed + 1),
                 "--cluster-port", Integer.toString(closed == 65535 ? closed - 1 : closed + 1));
         assertTrue(line.contains("members never reached: 127.0.0.1:" + closed), line);

@@ -35,10 +35,17 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     static WorkerProcess start(String... args) throws IOException {
+        return start(java.util.Map.of(), args);
+    }
+
+    /** As {@link #start(String...)} with {@code env} added to the environment. */
+    static WorkerProcess start(java.util.Map<String, String> env, String... args) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
                 .toString(), "-Xmx512m", "-jar", workerJar().toString()));
         cmd.addAll(List.of(args));
-        return new WorkerProcess(new ProcessBuilder(cmd).start());
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env);
+        return new WorkerProcess(pb.start());
     }
 
     /**

@@ -8,14 +8,16 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Iterator;
+import javax.crypto.Mac;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One thread per worker that accepts data connections on the listening socket, reads each hello without
  * ever blocking on a slow or silent client (one selector for all of them, each with a deadline), checks
- * job and protocol, and parks good ones in {@link PendingConnections}. Rejections are answered with a
- * reason, logged and closed.
+ * job and protocol, and parks good ones in {@link PendingConnections}. With a job secret it also runs the
+ * challenge-response of {@link HandshakeAuth} first, so only peers that proved the key are ever parked.
+ * Rejections are answered with a reason, logged (with the remote address) and closed.
  */
 final class Acceptor implements Runnable, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Acceptor.class);
@@ -26,30 +28,71 @@ final class Acceptor implements Runnable, AutoCloseable {
     private final PendingConnections pending;
     private final long helloTimeoutNanos;
     private final int socketBufferBytes;
+    private final HandshakeAuth auth;
+    private final Mac mac; // this thread's only
     private final Thread thread;
     private volatile boolean closed;
     private int greetings;
     /** Connections still sending their hello, at most: each holds a socket until its deadline. */
     static final int MAX_GREETINGS = 256;
 
-    /** Per-connection hello being read. */
+    /** Per-connection greeting being read: hello (fixed part, job name, nonce), then the connector's proof. */
     private static final class Greeting {
         final long deadlineNanos;
         final ByteBuffer fixed = ByteBuffer.allocate(Handshake.HELLO_FIXED_BYTES);
         ByteBuffer text;
+        ByteBuffer nonce;
+        Handshake.Hello hello;
+        byte[] acceptorNonce;
+        ByteBuffer proof;
 
         Greeting(long deadlineNanos) {
             this.deadlineNanos = deadlineNanos;
+        }
+
+        /** @return the buffer the next bytes belong in */
+        ByteBuffer target() {
+            if (proof != null) {
+                return proof;
+            }
+            if (nonce != null) {
+                return nonce;
+            }
+            return text != null ? text : fixed;
+        }
+
+        /** The hello exactly as received, for the proofs. */
+        byte[][] helloBytes() {
+            return new byte[][] {fixed.array(), java.util.Arrays.copyOf(text.array(), text.limit()), nonce.array()};
+        }
+    }
+
+    /** A connection refused during its greeting; the message is logged and, where useful, sent back. */
+    private static final class Refusal extends Exception {
+        private static final long serialVersionUID = 1L;
+        final boolean answer;
+
+        Refusal(String message, boolean answer) {
+            super(message, null, false, false);
+            this.answer = answer;
         }
     }
 
     Acceptor(ServerSocketChannel server, String job, PendingConnections pending, long helloTimeoutNanos,
             int socketBufferBytes) throws IOException {
+        this(server, job, pending, helloTimeoutNanos, socketBufferBytes, null);
+    }
+
+    /** @param auth the job's handshake authentication, or null when the job has no secret */
+    Acceptor(ServerSocketChannel server, String job, PendingConnections pending, long helloTimeoutNanos,
+            int socketBufferBytes, HandshakeAuth auth) throws IOException {
         this.server = server;
         this.job = job;
         this.pending = pending;
         this.helloTimeoutNanos = helloTimeoutNanos;
         this.socketBufferBytes = socketBufferBytes;
+        this.auth = auth;
+        this.mac = auth == null ? null : auth.mac();
         this.selector = Selector.open();
         server.configureBlocking(false);
         server.register(selector, SelectionKey.OP_ACCEPT);
@@ -123,26 +166,23 @@ final class Acceptor implements Runnable, AutoCloseable {
         Greeting g = (Greeting) key.attachment();
         Handshake.Hello hello;
         try {
-            ByteBuffer target = g.text == null ? g.fixed : g.text;
-            if (ch.read(target) < 0) {
-                throw new IOException("closed before completing its hello");
-            }
-            if (g.text == null && g.fixed.position() >= 4 && g.fixed.getInt(0) != Handshake.MAGIC) {
-                throw new IllegalArgumentException(String.format("not a Kolo data-plane peer (magic 0x%08x)",
-                        g.fixed.getInt(0))); // say so now rather than at the hello deadline
-            }
-            if (g.text == null && !g.fixed.hasRemaining()) {
-                g.fixed.flip();
-                g.text = ByteBuffer.allocate(Handshake.helloTextLength(g.fixed));
-                ch.read(g.text);
-            }
-            if (g.text == null || g.text.hasRemaining()) {
+            hello = advance(ch, g);
+            if (hello == null) {
                 return; // wait for more
             }
-            g.text.flip();
-            hello = Handshake.decodeHello(g.fixed, g.text);
+        } catch (Refusal r) {
+            key.cancel();
+            greetings--;
+            if (r.answer && g.hello != null) {
+                reject(ch, g.hello, r.getMessage());
+            } else {
+                LOG.warn("data plane: refusing a connection from {}: {}", remote(ch), r.getMessage());
+                Io.closeQuietly(ch);
+            }
+            return;
         } catch (IOException | IllegalArgumentException e) {
-            LOG.warn("data plane: refusing a connection from {}: {}", remote(ch), e.getMessage());
+            String what = g.hello == null ? "a connection" : g.hello.describe();
+            LOG.warn("data plane: refusing {} from {}: {}", what, remote(ch), e.getMessage());
             key.cancel();
             greetings--;
             Io.closeQuietly(ch);
@@ -150,11 +190,79 @@ final class Acceptor implements Runnable, AutoCloseable {
         }
         key.cancel(); // from here on the ring's own selector watches the channel
         greetings--;
-        String refusal = job.equals(hello.job())
-                ? pending.park(new PendingConnections.Parked(hello, ch))
-                : "job '" + hello.job() + "' does not match this worker's job '" + job + "'";
+        String refusal = pending.park(new PendingConnections.Parked(hello, ch));
         if (refusal != null) {
             reject(ch, hello, refusal);
+        }
+    }
+
+    /**
+     * Reads what has arrived and moves the greeting on. Every length is fixed or bounded before anything is
+     * allocated, and the whole greeting shares one deadline ({@link #expireSlowGreetings}).
+     *
+     * @return the hello once the connection may be parked, or null while more bytes are needed
+     */
+    private Handshake.Hello advance(SocketChannel ch, Greeting g) throws IOException, Refusal {
+        while (true) {
+            ByteBuffer target = g.target();
+            int n = ch.read(target);
+            if (n < 0) {
+                throw new IOException("closed before completing its " + (g.proof != null ? "proof" : "hello"));
+            }
+            if (g.text == null && g.fixed.position() >= 4 && g.fixed.getInt(0) != Handshake.MAGIC) {
+                throw new IllegalArgumentException(String.format("not a Kolo data-plane peer (magic 0x%08x)",
+                        g.fixed.getInt(0))); // say so now rather than at the hello deadline
+            }
+            if (target.hasRemaining()) {
+                return null;
+            }
+            if (target == g.fixed) {
+                g.fixed.flip();
+                g.text = ByteBuffer.allocate(Handshake.helloTextLength(g.fixed));
+                Handshake.helloAuthenticated(g.fixed); // unknown flags: refuse now
+            } else if (target == g.text && g.nonce == null && g.hello == null) {
+                g.text.flip();
+                g.hello = Handshake.decodeHello(g.fixed, g.text);
+                if (!job.equals(g.hello.job())) {
+                    throw new Refusal("job '" + g.hello.job() + "' does not match this worker's job '" + job + "'", true);
+                }
+                boolean peerAuthenticates = Handshake.helloAuthenticated(g.fixed);
+                if (auth == null && peerAuthenticates) {
+                    throw new Refusal("the peer authenticates with a KOLO_JOB_SECRET but this worker has none: set "
+                            + "the same KOLO_JOB_SECRET on every worker of the job", true);
+                }
+                if (auth != null && !peerAuthenticates) {
+                    throw new Refusal("the peer sent no proof of this job's KOLO_JOB_SECRET (it runs without one): "
+                            + "set the same KOLO_JOB_SECRET on every worker of the job", true);
+                }
+                if (auth == null) {
+                    return g.hello;
+                }
+                g.nonce = ByteBuffer.allocate(HandshakeAuth.NONCE_BYTES);
+            } else if (target == g.nonce && g.proof == null) {
+                challenge(ch, g);
+                g.proof = ByteBuffer.allocate(HandshakeAuth.PROOF_BYTES);
+            } else if (target == g.proof) {
+                byte[] expected = HandshakeAuth.connectorProof(mac, g.acceptorNonce, g.helloBytes());
+                if (!HandshakeAuth.same(expected, g.proof.array())) {
+                    // No answer: a prober learns nothing from a reason, a real peer learns from the close.
+                    throw new Refusal(g.hello.describe() + ": wrong proof of the job secret (the peer has another "
+                            + "KOLO_JOB_SECRET, or is not a worker of this job)", false);
+                }
+                return g.hello;
+            }
+        }
+    }
+
+    /** Sends this side's nonce and proof; 86 bytes always fit the empty send buffer of a new connection. */
+    private void challenge(SocketChannel ch, Greeting g) throws IOException {
+        g.acceptorNonce = auth.nonce();
+        byte[] proof = HandshakeAuth.acceptorProof(mac, g.acceptorNonce, g.helloBytes());
+        ByteBuffer out = Handshake.encodeChallenge(g.hello.generation(), g.hello.receiverRank(), g.acceptorNonce,
+                proof);
+        ch.write(out);
+        if (out.hasRemaining()) {
+            throw new IOException("the peer does not read its challenge");
         }
     }
 

@@ -29,13 +29,16 @@ public final class DataPlane implements AutoCloseable {
     private final PendingConnections pending = new PendingConnections();
     private final Acceptor acceptor;
     private final Set<Ring> rings = ConcurrentHashMap.newKeySet();
+    private final HandshakeAuth auth;
 
     private DataPlane(ServerSocketChannel listener, String job, DataPlaneOptions options) throws IOException {
         this.listener = listener;
         this.job = job;
         this.options = options;
+        byte[] key = options.authenticationKey();
+        this.auth = key == null ? null : new HandshakeAuth(key);
         this.acceptor = new Acceptor(listener, job, pending, options.connectTimeout().toNanos(),
-                options.socketBufferBytes());
+                options.socketBufferBytes(), auth);
     }
 
     /**
@@ -93,12 +96,19 @@ public final class DataPlane implements AutoCloseable {
         if (size > 1) {
             int r = (rank + 1) % size;
             int l = (rank - 1 + size) % size;
-            Greeter g = new Greeter(job, generation, rank, ps, pending, options);
+            Greeter g = new Greeter(job, generation, rank, ps, pending, options, auth);
             SocketChannel toRight = null;
             SocketChannel fromLeft = null;
             try {
                 toRight = g.connect(r, Handshake.KIND_RING);
-                fromLeft = g.accept(l, Handshake.KIND_RING);
+                try {
+                    fromLeft = g.accept(l, Handshake.KIND_RING);
+                } catch (WorkerLostException e) {
+                    // The left neighbour may never connect because it was refused too (e.g. the two disagree on
+                    // the secret): the right neighbour's refusal of our hello, if any, names the cause.
+                    KoloException refusal = g.refusal(toRight, r);
+                    throw refusal != null ? refusal : e;
+                }
                 g.awaitAck(toRight, r);
                 left = new Link(fromLeft, l, ps.get(l).host());
                 right = new Link(toRight, r, ps.get(r).host());
@@ -123,6 +133,11 @@ public final class DataPlane implements AutoCloseable {
         }
         rings.add(ring);
         return ring;
+    }
+
+    /** @return the handshake authentication of the job, or null without a secret */
+    HandshakeAuth auth() {
+        return auth;
     }
 
     PendingConnections pending() {

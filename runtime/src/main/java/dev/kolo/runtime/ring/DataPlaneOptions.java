@@ -10,8 +10,10 @@ public final class DataPlaneOptions {
     private final int chunkBytes;
     private final int socketBufferBytes;
     private final Reducer reducer;
+    private final byte[] authenticationKey;
 
     private DataPlaneOptions(Builder b) {
+        this.authenticationKey = b.authenticationKey;
         this.progressTimeout = b.progressTimeout;
         this.connectTimeout = b.connectTimeout;
         this.chunkBytes = b.chunkBytes;
@@ -54,6 +56,11 @@ public final class DataPlaneOptions {
         return reducer;
     }
 
+    /** @return a copy of the key that authenticates data connections, or null when they are not authenticated */
+    public byte[] authenticationKey() {
+        return authenticationKey == null ? null : authenticationKey.clone();
+    }
+
     /** Builder of {@link DataPlaneOptions}. */
     public static final class Builder {
         private Duration progressTimeout = Duration.ofSeconds(30);
@@ -61,8 +68,22 @@ public final class DataPlaneOptions {
         private int chunkBytes = 512 * 1024;
         private int socketBufferBytes = 0;
         private Reducer reducer = JavaReducer.INSTANCE;
+        private byte[] authenticationKey;
 
         private Builder() {
+        }
+
+        /**
+         * @param key the job's data-plane key (derived from its secret, at least 16 bytes), or null: every data
+         *        connection then proves knowledge of it both ways before it is used; peers without it are refused
+         * @return this
+         */
+        public Builder authenticationKey(byte[] key) {
+            if (key != null && key.length < 16) {
+                throw new IllegalArgumentException("authenticationKey must have at least 16 bytes: " + key.length);
+            }
+            this.authenticationKey = key == null ? null : key.clone();
+            return this;
         }
 
         /** @param t no-progress deadline of an op (positive) @return this */

@@ -14,7 +14,9 @@ import java.util.concurrent.TimeUnit;
  * Opens the data connections of one generation: connect (retrying until the deadline, the peer may not be
  * listening yet) and send a hello; claim a peer's parked connection, check it is meant for this rank and
  * ring, and ack it; wait for the peer's ack. To avoid a wait cycle around the ring, every rank first sends
- * its hellos, then acks what it claims, and only then waits for acks.
+ * its hellos, then acks what it claims, and only then waits for acks. With a job secret, connecting also
+ * answers the peer's challenge (its acceptor thread runs independently of its rings, so this never waits
+ * for the peer's progress): the peer proves the key first, then this rank.
  */
 final class Greeter {
     private final String job;
@@ -26,9 +28,12 @@ final class Greeter {
     private final int socketBufferBytes;
     private final long deadlineNanos;
     private final long timeoutMillis;
+    private final HandshakeAuth auth;
 
+    /** @param auth the job's handshake authentication, or null when the job has no secret */
     Greeter(String job, long generation, int rank, List<PeerAddress> peers, PendingConnections pending,
-            DataPlaneOptions options) {
+            DataPlaneOptions options, HandshakeAuth auth) {
+        this.auth = auth;
         this.job = job;
         this.generation = generation;
         this.rank = rank;
@@ -40,7 +45,10 @@ final class Greeter {
         this.deadlineNanos = System.nanoTime() + options.connectTimeout().toNanos();
     }
 
-    /** Connects to {@code peer} and sends the hello; the ack is read later by {@link #awaitAck}. */
+    /**
+     * Connects to {@code peer}, sends the hello and, with a secret, completes the challenge-response; the
+     * ack is read later by {@link #awaitAck}.
+     */
     SocketChannel connect(int peer, byte kind) {
         PeerAddress a = peers.get(peer);
         long backoffMillis = 5;
@@ -48,13 +56,22 @@ final class Greeter {
             SocketChannel ch = null;
             try {
                 ch = Io.connect(new InetSocketAddress(a.host(), a.port()), deadlineNanos, socketBufferBytes);
-                Io.writeFully(ch, Handshake.encodeHello(
-                        new Handshake.Hello(kind, generation, rank, peer, size, job)), deadlineNanos);
+                byte[] nonce = auth == null ? null : auth.nonce();
+                ByteBuffer hello = Handshake.encodeHello(new Handshake.Hello(kind, generation, rank, peer, size, job),
+                        nonce);
+                byte[] helloBytes = java.util.Arrays.copyOf(hello.array(), hello.limit());
+                Io.writeFully(ch, hello, deadlineNanos);
+                if (auth != null) {
+                    answerChallenge(ch, peer, helloBytes);
+                }
                 return ch;
+            } catch (KoloException e) {
+                Io.closeQuietly(ch);
+                throw e;
             } catch (ConnectException e) {
                 Io.closeQuietly(ch); // not listening yet: retry until the deadline
-            } catch (IOException e) {
-                Io.closeQuietly(ch);
+            } catch (IOException | IllegalArgumentException e) {
+                Io.closeQuietly(ch); // includes a challenge that is not a Kolo answer
                 throw unreachable(peer, e);
             }
             long left = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
@@ -96,6 +113,66 @@ final class Greeter {
                 throw unreachable(peer, e);
             }
         }
+    }
+
+    /**
+     * Reads the peer's challenge, checks its proof and sends this rank's. Every read is bounded by the
+     * deadline and by fixed or capped lengths.
+     */
+    private void answerChallenge(SocketChannel ch, int peer, byte[] helloBytes) throws IOException {
+        ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
+        Io.readFully(ch, fixed, deadlineNanos);
+        fixed.flip();
+        ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
+        Io.readFully(ch, text, deadlineNanos);
+        text.flip();
+        Handshake.Ack ack = Handshake.decodeAck(fixed, text);
+        if (ack.status() == Handshake.REJECTED) {
+            throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") refused the data connection of job '"
+                    + job + "' generation " + generation + " from rank " + rank + ": " + ack.reason());
+        }
+        if (ack.status() != Handshake.CHALLENGE) {
+            throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") did not challenge the data connection "
+                    + "of job '" + job + "' (status " + ack.status() + "); it runs without KOLO_JOB_SECRET or another "
+                    + "Kolo version: set the same KOLO_JOB_SECRET on every worker");
+        }
+        ByteBuffer extra = ByteBuffer.allocate(Handshake.CHALLENGE_EXTRA_BYTES);
+        Io.readFully(ch, extra, deadlineNanos);
+        byte[] peerNonce = java.util.Arrays.copyOfRange(extra.array(), 0, HandshakeAuth.NONCE_BYTES);
+        byte[] peerProof = java.util.Arrays.copyOfRange(extra.array(), HandshakeAuth.NONCE_BYTES,
+                Handshake.CHALLENGE_EXTRA_BYTES);
+        javax.crypto.Mac mac = auth.mac();
+        if (!HandshakeAuth.same(HandshakeAuth.acceptorProof(mac, peerNonce, helloBytes), peerProof)) {
+            throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") failed to prove it holds the secret of "
+                    + "job '" + job + "' (data connection from rank " + rank + ", generation " + generation
+                    + "): it has another KOLO_JOB_SECRET or is not a worker of this job; set the same "
+                    + "KOLO_JOB_SECRET on every worker");
+        }
+        Io.writeFully(ch, ByteBuffer.wrap(HandshakeAuth.connectorProof(mac, peerNonce, helloBytes)), deadlineNanos);
+    }
+
+    /**
+     * @return the peer's refusal of the hello sent on {@code ch}, if it has arrived within a moment, else null;
+     *         for a better error when the ring cannot form
+     */
+    KoloException refusal(SocketChannel ch, int peer) {
+        try {
+            ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
+            long soon = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+            Io.readFully(ch, fixed, soon);
+            fixed.flip();
+            ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
+            Io.readFully(ch, text, soon);
+            text.flip();
+            Handshake.Ack ack = Handshake.decodeAck(fixed, text);
+            if (ack.status() == Handshake.REJECTED) {
+                return new KoloException("rank " + peer + " (" + peers.get(peer) + ") refused the data connection of "
+                        + "job '" + job + "' generation " + generation + " from rank " + rank + ": " + ack.reason());
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            // nothing (readable) arrived: no refusal to report
+        }
+        return null;
     }
 
     /** Reads the peer's answer to our hello. */

@@ -10,6 +10,10 @@ import java.nio.charset.StandardCharsets;
  * both ranks; the accepting side answers with an ack (accepted, or rejected with a reason) only once the
  * ring of that generation has claimed the connection and checked the ranks, so each side has checked the
  * other before any data flows.
+ *
+ * <p>When the job has a secret, the hello's flags say so and a fresh nonce follows it; the acceptor answers
+ * with a challenge (an ack of status {@link #CHALLENGE}, its own nonce and its proof) and the connector
+ * with its proof, before the connection is parked for a ring (see {@link HandshakeAuth}).
  */
 final class Handshake {
     static final int MAGIC = 0x4B4F4C4F; // "KOLO"
@@ -25,6 +29,11 @@ final class Handshake {
     static final short REJECTED = 1;
     /** Largest ring a hello may describe; the same bound as the control plane's rank fields. */
     static final int MAX_RANKS = 65535;
+    /** The acceptor's challenge: an ack with no text, followed by its nonce and proof. */
+    static final short CHALLENGE = 2;
+    /** Hello flag (byte 7): the connector authenticates; a nonce follows the job name. */
+    static final byte FLAG_AUTHENTICATED = 1;
+    static final int CHALLENGE_EXTRA_BYTES = HandshakeAuth.NONCE_BYTES + HandshakeAuth.PROOF_BYTES;
 
     private Handshake() {
     }
@@ -42,15 +51,36 @@ final class Handshake {
     }
 
     static ByteBuffer encodeHello(Hello h) {
+        return encodeHello(h, null);
+    }
+
+    /** @param nonce the connector's fresh nonce when it authenticates, else null (heap buffer: array() works) */
+    static ByteBuffer encodeHello(Hello h, byte[] nonce) {
         byte[] job = h.job().getBytes(StandardCharsets.UTF_8);
         if (job.length > MAX_TEXT_BYTES) {
             throw new IllegalArgumentException("job name longer than " + MAX_TEXT_BYTES + " bytes");
         }
-        ByteBuffer b = ByteBuffer.allocate(HELLO_FIXED_BYTES + job.length);
-        b.putInt(MAGIC).putShort(VERSION).put(h.kind()).put((byte) 0).putLong(h.generation())
-                .putInt(h.senderRank()).putInt(h.receiverRank()).putInt(h.size()).putShort((short) job.length)
-                .put(job).flip();
-        return b;
+        ByteBuffer b = ByteBuffer.allocate(HELLO_FIXED_BYTES + job.length + (nonce == null ? 0 : nonce.length));
+        b.putInt(MAGIC).putShort(VERSION).put(h.kind()).put(nonce == null ? 0 : FLAG_AUTHENTICATED)
+                .putLong(h.generation()).putInt(h.senderRank()).putInt(h.receiverRank()).putInt(h.size())
+                .putShort((short) job.length).put(job);
+        if (nonce != null) {
+            b.put(nonce);
+        }
+        return b.flip();
+    }
+
+    /**
+     * @param fixed the first {@link #HELLO_FIXED_BYTES} bytes
+     * @return true when the connector authenticates (a nonce follows the job name)
+     * @throws IllegalArgumentException on unknown flags
+     */
+    static boolean helloAuthenticated(ByteBuffer fixed) {
+        byte flags = fixed.get(7);
+        if ((flags & ~FLAG_AUTHENTICATED) != 0) {
+            throw new IllegalArgumentException(String.format("unknown hello flags 0x%02x", flags));
+        }
+        return flags == FLAG_AUTHENTICATED;
     }
 
     /**
@@ -103,6 +133,14 @@ final class Handshake {
         return b;
     }
 
+    /** The acceptor's challenge: {@link #CHALLENGE} ack header, then its nonce and proof. */
+    static ByteBuffer encodeChallenge(long generation, int rank, byte[] nonce, byte[] proof) {
+        ByteBuffer b = ByteBuffer.allocate(ACK_FIXED_BYTES + nonce.length + proof.length);
+        b.putInt(MAGIC).putShort(VERSION).putShort(CHALLENGE).putLong(generation).putInt(rank).putShort((short) 0)
+                .put(nonce).put(proof);
+        return b.flip();
+    }
+
     static int ackTextLength(ByteBuffer fixed) {
         checkMagicAndVersion(fixed.getInt(0), fixed.getShort(4));
         int len = fixed.getShort(20) & 0xFFFF;
@@ -115,8 +153,9 @@ final class Handshake {
     /** @throws IllegalArgumentException if the status is neither accepted nor rejected */
     static Ack decodeAck(ByteBuffer fixed, ByteBuffer text) {
         short status = fixed.getShort(6);
-        if (status != ACCEPTED && status != REJECTED) {
-            throw new IllegalArgumentException("ack field status = " + status + " is neither accepted nor rejected");
+        if (status != ACCEPTED && status != REJECTED && status != CHALLENGE) {
+            throw new IllegalArgumentException("ack field status = " + status
+                    + " is not accepted, rejected or a challenge");
         }
         // The reason is only shown to people: decode leniently, it may have been cut mid-character.
         return new Ack(status, fixed.getLong(8), fixed.getInt(16),

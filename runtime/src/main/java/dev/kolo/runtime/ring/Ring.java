@@ -395,7 +395,7 @@ public final class Ring implements AutoCloseable {
     void openMesh() {
         int rank = rank();
         int size = size();
-        Greeter g = new Greeter(job, generation(), rank, peers, plane.pending(), options);
+        Greeter g = new Greeter(job, generation(), rank, peers, plane.pending(), options, plane.auth());
         java.nio.channels.SocketChannel[] connected = new java.nio.channels.SocketChannel[size];
         try {
             for (int j = rank + 1; j < size; j++) {

@@ -1,0 +1,98 @@
+package dev.kolo.samples.k8s;
+
+import static dev.kolo.samples.k8s.ManifestsTest.env;
+import static dev.kolo.samples.k8s.ManifestsTest.propertyName;
+import static dev.kolo.samples.k8s.ManifestsTest.withProperties;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kolo.runtime.Discovery;
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.KoloException;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretKeySelector;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The job secret reaches every worker from the Secret under the name the worker reads, and the worker
+ * behaves as the manifests intend: authenticated with a real secret, refusing the committed placeholder,
+ * and refusing to run unauthenticated on Kubernetes.
+ */
+class JobSecretTest {
+
+    private static String secretValue(Secret s, String key) {
+        if (s.getStringData() != null && s.getStringData().containsKey(key)) {
+            return s.getStringData().get(key);
+        }
+        assertNotNull(s.getData(), "Secret has no key " + key);
+        return new String(Base64.getDecoder().decode(s.getData().get(key)), StandardCharsets.UTF_8);
+    }
+
+    private static Map<String, String> settings(Overlay o) {
+        Map<String, String> props = new HashMap<>();
+        o.settings().forEach((k, v) -> props.put(propertyName(k), v));
+        props.put(propertyName("KOLO_HOST"), "10.1.2.3");
+        props.put(propertyName("KOLO_RANK_HINT"), "0");
+        props.put(propertyName("KOLO_JOB_SECRET"), ""); // none unless a test sets one
+        return props;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void theWorkerReadsTheSecretFromTheSecret(String name) {
+        Overlay o = Overlay.render(name);
+        EnvVar e = env(o.worker(), "KOLO_JOB_SECRET");
+        SecretKeySelector ref = e.getValueFrom().getSecretKeyRef();
+        assertNotNull(ref, "KOLO_JOB_SECRET comes from a Secret, never a literal or the ConfigMap");
+        assertEquals(o.secret().getMetadata().getName(), ref.getName());
+        assertFalse(Boolean.TRUE.equals(ref.getOptional()), "a worker must not start without it");
+        // The setting the worker's code reads, under exactly that name.
+        assertTrue(KoloSettings.readBySources().containsKey(ref.getKey()), "the worker reads " + ref.getKey());
+        assertEquals("KOLO_JOB_SECRET", ref.getKey());
+        assertFalse(o.settings().containsKey("KOLO_JOB_SECRET"), "the secret is not in the ConfigMap");
+        assertFalse(o.settings().containsKey("KOLO_INSECURE"), "the manifests never run unauthenticated");
+        assertTrue(o.worker().getEnv().stream().noneMatch(v -> v.getName().equals("KOLO_INSECURE")));
+
+        // What the pod gets: the Secret's value under that key.
+        Map<String, String> props = settings(o);
+        props.put(propertyName(ref.getKey()), "a-real-random-secret-" + name);
+        KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
+        assertEquals(Discovery.KUBERNETES, c.discovery());
+        assertTrue(c.hasJobSecret());
+        assertFalse(c.insecure());
+        assertFalse(c.toString().contains("a-real-random-secret"), c.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void theCommittedPlaceholderIsRefusedWithTheFix(String name) {
+        Overlay o = Overlay.render(name);
+        String committed = secretValue(o.secret(), "KOLO_JOB_SECRET");
+        Map<String, String> props = settings(o);
+        props.put(propertyName("KOLO_JOB_SECRET"), committed);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> withProperties(props, KoloConfig::fromEnvironment));
+        assertTrue(e.getMessage().contains("placeholder") && e.getMessage().contains("k8s-manifests/README.md"),
+                e.getMessage());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job"})
+    void withoutTheSecretAWorkerRefusesToStart(String name) {
+        KoloConfig c = withProperties(settings(Overlay.render(name)), KoloConfig::fromEnvironment);
+        // Refused before binding a port or joining anything, so this is safe to call here.
+        KoloException e = assertThrows(KoloException.class, () -> Kolo.init(c));
+        assertTrue(e.getMessage().contains("KOLO_JOB_SECRET") && e.getMessage().contains("KOLO_INSECURE=true"),
+                e.getMessage());
+    }
+}
