@@ -41,7 +41,8 @@ class CheckpointCliIT {
         }
         Path data;
         try (Stream<Path> files = Files.walk(dir)) {
-            data = files.filter(p -> p.toString().contains("200") && Files.isRegularFile(p)
+            // Match below dir only: the temporary directory's own name may contain "200" too.
+            data = files.filter(p -> dir.relativize(p).toString().contains("200") && Files.isRegularFile(p)
                     && !p.getFileName().toString().endsWith(".json")).findFirst().orElseThrow();
         }
         try (RandomAccessFile f = new RandomAccessFile(data.toFile(), "rw")) {

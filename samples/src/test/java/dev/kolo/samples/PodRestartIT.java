@@ -142,13 +142,18 @@ class PodRestartIT {
         }
     }
 
+    /** Per test run; with the job name appended, each job has its own secret. */
+    private static final String SECRET = java.util.UUID.randomUUID() + "-";
+
     private static WorkerProcess start(NetnsLab lab, int node, String job, String... training) throws Exception {
         List<String> args = new ArrayList<>(List.of("--job", job, "--discovery", "members", "--members",
                 lab.members(), "--host", lab.address(node), "--cluster-port", Integer.toString(lab.clusterPort(node)),
                 "--metrics-port", "0", "--heartbeat-timeout", "3", "--rendezvous-timeout", "90"));
         args.addAll(List.of(training));
-        // Bounds a regrouping that cannot succeed, so a broken job fails instead of waiting 10 minutes.
-        return WorkerProcess.start(lab.exec(node), Map.of("KOLO_ELASTIC_TIMEOUT", "60"), args);
+        // Bounds a regrouping that cannot succeed, so a broken job fails instead of waiting 10 minutes. Members
+        // discovery needs the job's secret, as on a real cluster: the workers authenticate across the namespaces.
+        return WorkerProcess.start(lab.exec(node), Map.of("KOLO_ELASTIC_TIMEOUT", "60", "KOLO_JOB_SECRET",
+                SECRET + job), args);
     }
 
     /** The node fails: link down, process SIGKILLed, namespace deleted. @return System.nanoTime() of the cut */
