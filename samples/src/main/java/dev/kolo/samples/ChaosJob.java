@@ -63,7 +63,10 @@ final class ChaosJob implements AutoCloseable {
 
         /** Waits until this worker printed a matching line. */
         void await(ChaosJob job, String what, Predicate<String> match) throws ChaosFailure, InterruptedException {
-            job.await(what, () -> printed(match));
+            job.await(what, () -> printed(match) || !process.isAlive());
+            if (!printed(match)) {
+                throw new ChaosFailure(name + " exited " + process.exitValue() + " before " + what + ": " + tail());
+            }
         }
 
         /** Sends a signal by name (STOP, CONT, TERM, KILL) with kill(1). */
