@@ -198,6 +198,9 @@ final class ChaosScenarios {
     /** SIGSTOP one worker for longer than the heartbeat timeout, then SIGCONT. */
     static String sigstopPastDeadline(ChaosScenarios s, long deadline) throws Exception {
         try (ChaosJob job = new ChaosJob(4, 2, 4, s.args(160, "--heartbeat-timeout", "3"), deadline)) {
+            // A fenced worker that cannot rejoin gives up after KOLO_ELASTIC_TIMEOUT (default 600 s, longer than
+            // this scenario's deadline): 30 s here, so that the outcome "exit 3 with a message" is observable.
+            job.env("KOLO_ELASTIC_TIMEOUT", "30");
             for (int r = 0; r < 4; r++) {
                 job.start(r);
             }
@@ -211,6 +214,9 @@ final class ChaosScenarios {
             } finally {
                 frozen.signal("CONT");
             }
+            long resumed = System.nanoTime();
+            job.await("the frozen worker to finish or stop", () -> !frozen.process.isAlive());
+            double frozenExit = (System.nanoTime() - resumed) / 1e9;
             job.awaitAllExited();
             int code = frozen.process.exitValue();
             String fate;
@@ -226,7 +232,8 @@ final class ChaosScenarios {
             ChaosLog log = job.log();
             int compared = log.checkConsistent();
             String sum = log.checkDone(3);
-            return "frozen worker " + fate + "; " + compared + " points compared, done " + sum;
+            return String.format(java.util.Locale.ROOT, "frozen worker %s %.1f s after SIGCONT; ", fate, frozenExit)
+                    + compared + " points compared, done " + sum;
         }
     }
 
