@@ -239,7 +239,7 @@ final class ChaosScenarios {
 
     /** A worker that is SIGKILLed right after each start (same worker id: a crash-looping pod). */
     static String crashLoop(ChaosScenarios s, long deadline) throws Exception {
-        try (ChaosJob job = new ChaosJob(4, 2, 4, s.args(200), deadline)) {
+        try (ChaosJob job = new ChaosJob(4, 2, 4, s.args(800), deadline)) {
             for (int r = 0; r < 3; r++) {
                 job.start(r);
             }
