@@ -68,7 +68,10 @@ final class ClusterNode implements AutoCloseable {
             VertxOptions options = new VertxOptions().setEventBusOptions(new EventBusOptions()
                     .setHost(config.host()).setPort(0).setClusterPublicHost(config.host()))
                     .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions()
-                            .setEnabled(config.metricsPort() != 0));
+                            .setEnabled(config.metricsPort() != 0)
+                            // Per-message event-bus meters (address tags, handler timers) cost more than a
+                            // small collective itself; Kolo's negotiation and collective meters cover it.
+                            .addDisabledMetricsCategory(io.vertx.micrometer.MetricsDomain.EVENT_BUS));
             var builder = Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(hz));
             if (config.metricsPort() != 0) {
                 builder.withMetrics(new io.vertx.micrometer.MicrometerMetricsFactory(registry));

@@ -3,7 +3,9 @@ package dev.kolo.runtime;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -47,19 +49,23 @@ final class KoloMetrics implements AutoCloseable {
     private final AtomicLong generation = new AtomicLong();
     private final AtomicLong ready = new AtomicLong();
     private final boolean enabled;
+    /** This worker's rank once known, else -1; read by the tagging filter at each registration. */
+    private volatile int rank = -1;
+    private boolean jvmBound;
 
     /** @param enabled false records nothing on the hot path (the endpoint is off); the registry still exists */
     KoloMetrics(String job, boolean enabled) {
         this.enabled = enabled;
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         registry.config().meterFilter(MeterFilter.commonTags(Tags.of("job", job)));
-        new JvmMemoryMetrics().bindTo(registry);
-        gc.bindTo(registry);
-        new JvmThreadMetrics().bindTo(registry);
-        new ClassLoaderMetrics().bindTo(registry);
-        new ProcessorMetrics().bindTo(registry);
-        new UptimeMetrics().bindTo(registry);
-        new FileDescriptorMetrics().bindTo(registry);
+        // All filters before the first meter (Micrometer ignores later ones for existing meters and warns).
+        registry.config().meterFilter(new MeterFilter() {
+            @Override
+            public Meter.Id map(Meter.Id id) {
+                int r = rank;
+                return r < 0 || id.getTag("rank") != null ? id : id.withTag(Tag.of("rank", Integer.toString(r)));
+            }
+        });
         negotiation = Timer.builder("kolo.negotiation.latency")
                 .description("From submitting a tensor to the coordinator's go for it, on this rank")
                 .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
@@ -87,9 +93,23 @@ final class KoloMetrics implements AutoCloseable {
                 .description("1 while this worker is in a ring of the current generation").register(registry);
     }
 
-    /** Adds the rank as a tag of every meter registered from now on (it is known after rendezvous). */
+    /**
+     * Adds the rank as a tag of every meter registered from now on (it is known after rendezvous), then binds
+     * the JVM and process meters: bound earlier, meters that appear later under the same name (a GC pause of
+     * a new cause) would carry a tag set Prometheus refuses, and per-rank dashboards would lose them.
+     */
     void bindRank(int rank, String kernels, Supplier<Number> queueDepth) {
-        registry.config().meterFilter(MeterFilter.commonTags(Tags.of("rank", Integer.toString(rank))));
+        this.rank = rank;
+        if (!jvmBound) {
+            jvmBound = true;
+            new JvmMemoryMetrics().bindTo(registry);
+            gc.bindTo(registry);
+            new JvmThreadMetrics().bindTo(registry);
+            new ClassLoaderMetrics().bindTo(registry);
+            new ProcessorMetrics().bindTo(registry);
+            new UptimeMetrics().bindTo(registry);
+            new FileDescriptorMetrics().bindTo(registry);
+        }
         Gauge.builder("kolo.queue.depth", queueDepth).description("Collectives submitted and not yet complete")
                 .register(registry);
         Gauge.builder("kolo.kernels", () -> 1).tag("impl", kernels)

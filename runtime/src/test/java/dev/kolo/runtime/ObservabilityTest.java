@@ -1,6 +1,7 @@
 package dev.kolo.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.json.JsonArray;
@@ -96,7 +97,15 @@ class ObservabilityTest {
             assertEquals(1, PrometheusText.sum(after, "kolo_ready"), 0.0);
             assertEquals(1, PrometheusText.sum(after, "kolo_kernels", "impl=\"" + ka.kernels() + "\""), 0.0);
             assertTrue(PrometheusText.sum(after, "jvm_memory_used_bytes") > 0, "JVM binders");
+            // Per-rank dashboards group JVM series by rank: they must carry it.
+            assertTrue(PrometheusText.sum(after, "jvm_memory_used_bytes", "rank=\"" + ka.rank() + "\"") > 0,
+                    "JVM meters tagged with the rank");
+            assertEquals(PrometheusText.sum(after, "jvm_memory_used_bytes"),
+                    PrometheusText.sum(after, "jvm_memory_used_bytes", "rank=\"" + ka.rank() + "\""), 0.0,
+                    "no JVM memory series without the rank");
             assertTrue(after.keySet().stream().anyMatch(k -> k.startsWith("vertx_")), "Vert.x's own metrics");
+            assertFalse(after.keySet().stream().anyMatch(k -> k.startsWith("vertx_eventbus_")),
+                    "per-message event-bus meters stay off: they cost more than a small collective");
             assertTrue(after.keySet().stream().anyMatch(k -> k.contains("job=\"" + job + "\"")), "job tag");
 
             // Large enough for the ring path (its reduce-scatter and allgather phases), and a fused group.

@@ -37,6 +37,9 @@ final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Largest size (default: ${DEFAULT-VALUE}).")
     long maxBytes;
 
+    /** Enough small ops for C2 to compile the hot paths (about 0.5 s once the JIT is done). */
+    private static final int WARM_UP_OPS = 1000;
+
     @Option(names = "--budget", paramLabel = "SECONDS", defaultValue = "1.0",
             description = "Timed seconds per size, roughly (default: ${DEFAULT-VALUE}).")
     double budget;
@@ -76,7 +79,10 @@ final class BenchAllreduceCommand implements Callable<Integer> {
     private int launch() {
         List<String> args = new ArrayList<>(List.of("bench", "allreduce", "--worker", "-np", Integer.toString(np),
                 "--min-bytes", Long.toString(minBytes), "--max-bytes", Long.toString(maxBytes),
-                "--budget", Double.toString(budget), fusedStep ? "--fused-step" : "--no-fused-step"));
+                "--budget", Double.toString(budget)));
+        if (!fusedStep) {
+            args.add("--no-fused-step"); // picocli: naming a negatable option whose default is true sets it false
+        }
         if (json) {
             args.add("--json");
         }
@@ -113,6 +119,7 @@ final class BenchAllreduceCommand implements Callable<Integer> {
                         "time_us", "algbw_GBps", "busbw_GBps", n, kolo.kernels());
             }
             ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
+            warmUp(kolo, big);
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 int count = (int) (bytes / 4);
                 Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), count);
@@ -124,6 +131,18 @@ final class BenchAllreduceCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /**
+     * Small ops until the JIT has compiled the control and data paths: without it the first size measured
+     * (whichever it is) reports the interpreter, several times slower than the steady state.
+     */
+    private static void warmUp(Kolo kolo, ByteBuffer big) {
+        int bytes = Math.min(4096, big.capacity()) & ~3;
+        Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit(bytes), bytes / 4);
+        for (int i = 0; i < WARM_UP_OPS; i++) {
+            kolo.allreduceInPlace("bench.warmup", t, ReduceOp.SUM);
+        }
     }
 
     /** Warm-up, an iteration count all ranks agree on, then per-op times whose slowest rank counts. */
