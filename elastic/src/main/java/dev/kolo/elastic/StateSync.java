@@ -36,9 +36,9 @@ final class StateSync {
     }
 
     /**
-     * Op names carry the generation: right after a regrouping, a name used in an earlier generation could be
-     * sent as a stale response-cache id before the runtime has dropped the old cache (see the report in
-     * the elastic README); a fresh name always travels with its full spec.
+     * Op names carry the generation: a sync's ops are the first of a generation and always travel with their
+     * full spec (the runtime keeps one response-cache mirror per generation, so an older generation's ids
+     * are never sent; the prefix also keeps the timeline of each sync apart).
      */
     private static String prefix(Kolo kolo) {
         return PREFIX + "g" + kolo.generation() + "/";

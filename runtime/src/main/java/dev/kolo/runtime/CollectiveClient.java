@@ -32,14 +32,12 @@ final class CollectiveClient implements AutoCloseable {
     private final DataPlaneFactory dataPlanes;
     private final DeliveryOptions control = new DeliveryOptions().setCodecName(ControlCodec.NAME);
     private final Map<String, PendingOp> inFlight = new ConcurrentHashMap<>();
-    private final Map<OpSpec, Integer> cacheIds = new ConcurrentHashMap<>();
     private final BlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile Generation current;
     private volatile boolean closed;
 
     // Confined to the collective thread.
-    private final Map<Integer, OpSpec> cacheSpecs = new HashMap<>();
     private final TreeMap<Long, ControlMessage> early = new TreeMap<>();
     private final Map<Long, Long> arrivals = new HashMap<>();
     private long nextSequence;
@@ -83,7 +81,7 @@ final class CollectiveClient implements AutoCloseable {
         if (g.size == 1) {
             tasks.add(() -> runLocally(g, op));
         } else {
-            Integer id = spec.cacheable() ? cacheIds.get(spec) : null;
+            Integer id = spec.cacheable() ? g.cacheIds.get(spec) : null;
             observability.metrics.cacheHit(id != null);
             ControlMessage request = id != null ? new CachedOpRequest(g.generation, g.rank, id)
                     : new OpRequest(g.generation, g.rank, spec);
@@ -121,17 +119,13 @@ final class CollectiveClient implements AutoCloseable {
     void onAssignment(Assignment a, WorkerInfo self) {
         Generation g = new Generation(a, self, a.coordinatorNode(), node.addresses().coordinator(a.coordinatorNode()));
         Generation previous = current;
-        // Cache ids belong to a generation: forget them before any submit can see the new one.
-        cacheIds.clear();
-        current = g;
+        current = g; // with its own, empty, response-cache mirror
         tasks.add(() -> {
             if (previous != null && previous.dataPlane != null) {
                 previous.dataPlane.close();
             }
             nextSequence = 0;
             early.clear();
-            cacheSpecs.clear();
-            cacheIds.clear();
             try {
                 g.open(dataPlanes);
             } catch (KoloException e) {
@@ -206,14 +200,14 @@ final class CollectiveClient implements AutoCloseable {
         // one spec per such entry and step, found by bench soak).
         for (ResponseEntry e : r.entries()) {
             if (e.spec() != null && e.cacheId() >= 0) {
-                cacheSpecs.put(e.cacheId(), e.spec());
-                cacheIds.put(e.spec(), e.cacheId());
+                g.cacheSpecs.put(e.cacheId(), e.spec());
+                g.cacheIds.put(e.spec(), e.cacheId());
             }
         }
         for (int id : r.evicted()) {
-            OpSpec old = cacheSpecs.remove(id);
+            OpSpec old = g.cacheSpecs.remove(id);
             if (old != null) {
-                cacheIds.remove(old, id);
+                g.cacheIds.remove(old, id);
             }
         }
         List<OpSpec> specs = new ArrayList<>(r.entries().size());
@@ -227,7 +221,7 @@ final class CollectiveClient implements AutoCloseable {
             if (r.failed()) {
                 continue;
             }
-            OpSpec spec = op != null ? op.spec : e.spec() != null ? e.spec() : cacheSpecs.get(e.cacheId());
+            OpSpec spec = op != null ? op.spec : e.spec() != null ? e.spec() : g.cacheSpecs.get(e.cacheId());
             if (op == null && !(joined && r.type() == OpType.ALLREDUCE && spec != null)) {
                 protocolError("the coordinator scheduled " + r.type().label() + " '" + e.name()
                         + "' which this rank never submitted");
@@ -389,7 +383,10 @@ final class CollectiveClient implements AutoCloseable {
     /** @return how many specs this rank's mirror of the response cache holds, read on the collective thread */
     int cachedSpecs() {
         CompletableFuture<Integer> size = new CompletableFuture<>();
-        tasks.add(() -> size.complete(Math.max(cacheSpecs.size(), cacheIds.size())));
+        tasks.add(() -> {
+            Generation g = current;
+            size.complete(g == null ? 0 : Math.max(g.cacheSpecs.size(), g.cacheIds.size()));
+        });
         try {
             return size.get(10, java.util.concurrent.TimeUnit.SECONDS);
         } catch (Exception e) {
@@ -420,6 +417,14 @@ final class CollectiveClient implements AutoCloseable {
         volatile KoloException abortCause;
         volatile DataPlane dataPlane;
         CollectiveOps ops;
+        /**
+         * This generation's mirror of the coordinator's response cache. Per generation, so that a response of
+         * the previous generation still being executed cannot leave an id that a submit of this one would
+         * send (the new coordinator never issued it).
+         */
+        final Map<OpSpec, Integer> cacheIds = new ConcurrentHashMap<>();
+        /** Confined to the collective thread. */
+        final Map<Integer, OpSpec> cacheSpecs = new HashMap<>();
 
         Generation(Assignment a, WorkerInfo self, String coordinatorNode, String coordinatorAddress) {
             this.coordinatorNode = coordinatorNode;
