@@ -3,6 +3,7 @@ package dev.kolo.elastic;
 import dev.kolo.checkpoint.CheckpointState;
 import dev.kolo.checkpoint.Checkpointer;
 import dev.kolo.checkpoint.RestoredCheckpoint;
+import dev.kolo.checkpoint.SaveResult;
 import dev.kolo.runtime.Tensor;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -33,6 +34,8 @@ final class CheckpointLink implements AutoCloseable {
     private boolean closed;
     final AtomicLong saved = new AtomicLong();
     final AtomicLong failed = new AtomicLong();
+    /** The newest commit whose save was skipped because the previous one was still being written, or -1. */
+    final AtomicLong skippedCommit = new AtomicLong(-1);
 
     CheckpointLink(Checkpointer reader, Supplier<Checkpointer> writerFactory, boolean ownsCheckpointers) {
         this.reader = reader;
@@ -64,14 +67,17 @@ final class CheckpointLink implements AutoCloseable {
             writer = writerFactory.get();
         }
         writer.save(b.build()).whenComplete((r, e) -> {
-            if (e != null) {
+            if (e == null && r.status() == SaveResult.Status.SKIPPED_IN_FLIGHT) {
+                skippedCommit.accumulateAndGet(snap.commits(), Math::max); // known at once: the future is done
+            } else if (e != null) {
                 failed.incrementAndGet();
                 LOG.warn("checkpoint of commit {} failed (training goes on): {}", snap.commits(), e.getMessage());
-            } else {
+            } else if (r.saved()) {
                 saved.incrementAndGet();
             }
         });
     }
+
 
     /**
      * Reads the newest checkpoint that verifies into the snapshot buffers.

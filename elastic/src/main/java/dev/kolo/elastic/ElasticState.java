@@ -305,6 +305,23 @@ public final class ElasticState implements AutoCloseable {
         return checkpoints == null ? 0 : checkpoints.saved.get();
     }
 
+    /**
+     * Ends training's checkpoints: waits for a save in flight and, when the last commit was due for the
+     * checkpoint store but skipped because the previous save was still being written (saves never block a
+     * step), writes it now and waits. Call once training is over, so that a restarted job resumes from the
+     * last checkpoint-worthy commit rather than an older one. A no-op on ranks that do not write.
+     */
+    public void finishCheckpoints() {
+        if (checkpoints == null || kolo.rank() != 0 || !snapshot.taken()) {
+            return;
+        }
+        checkpoints.awaitSaves();
+        if (checkpoints.skippedCommit.compareAndSet(snapshot.commits(), -1)) {
+            checkpoints.save(snapshot, entries, snapshotGeneration, kolo.size());
+            checkpoints.awaitSaves();
+        }
+    }
+
     /** Waits for a checkpoint being written, if any (bounded by the save timeout). */
     public void awaitCheckpoints() {
         if (checkpoints != null) {

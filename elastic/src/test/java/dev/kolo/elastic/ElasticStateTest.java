@@ -81,6 +81,40 @@ class ElasticStateTest {
         }
     }
 
+    /**
+     * Saves never block a step, so a commit due for the store while the previous save is still being written
+     * is skipped; at the end of training {@code finishCheckpoints} writes that last one, or a restarted job
+     * would resume from an older checkpoint than the last it was due.
+     */
+    @Test
+    void lastDueCheckpointIsWrittenAtTheEndEvenIfSkipped() throws Exception {
+        Path dir = Files.createTempDirectory("ew-finish");
+        try (InProcessJob job = new InProcessJob(1, b -> b)) {
+            Kolo kolo = job.workers.get(0);
+            ByteBuffer big = ByteBuffer.allocateDirect(64 << 20).order(ByteOrder.LITTLE_ENDIAN);
+            try (ElasticState s = ElasticState.builder(kolo).checkpointDirectory(dir).checkpointEvery(1).build()) {
+                s.buffer("big", DType.FLOAT32, big).value("epoch", 0L);
+                for (int i = 1; i <= 4; i++) {
+                    big.putFloat(0, i);
+                    s.commit(); // each is due; 64 MiB take longer to write and sync than to snapshot
+                }
+                s.awaitCheckpoints();
+                long saved = s.checkpointsSaved();
+                assertTrue(saved < 4, "precondition: a save was still running at a later commit");
+                s.finishCheckpoints();
+                assertEquals(saved + 1, s.checkpointsSaved(), "the skipped last commit is written");
+                s.finishCheckpoints();
+                assertEquals(saved + 1, s.checkpointsSaved(), "and only once");
+            }
+            ByteBuffer back = ByteBuffer.allocateDirect(64 << 20).order(ByteOrder.LITTLE_ENDIAN);
+            try (ElasticState s = ElasticState.builder(kolo).checkpointDirectory(dir).build()) {
+                s.buffer("big", DType.FLOAT32, back).value("epoch", 0L);
+                assertEquals(4, s.restoreLatest().orElseThrow().step());
+                assertEquals(4f, back.getFloat(0));
+            }
+        }
+    }
+
     @Test
     void syncGivesEveryRankRankZerosStateAndRejectsDifferentLayouts() throws Exception {
         try (InProcessJob job = new InProcessJob(3, b -> b)) {

@@ -104,7 +104,9 @@ final class Trainer {
         st.onReset(e -> out.printf(Locale.ROOT, "kolo: reset reason=%s size=%d gen=%d previous_size=%d rank=%d step=%d%n",
                 e.reason().name().toLowerCase(Locale.ROOT), e.size(), e.generation(), e.previousSize(), e.rank(),
                 st.longValue(TrainingState.STEP)));
-        return Elastic.run(kolo, st, this::train);
+        TrainResult result = Elastic.run(kolo, st, this::train);
+        st.finishCheckpoints(); // the last due checkpoint even if a save was still running when it came
+        return result;
     }
 
     /** The loop; entered again after each reset, from the position the state holds. */
@@ -112,8 +114,8 @@ final class Trainer {
         int rank = kolo.rank();
         int size = kolo.size();
         long gen = kolo.generation();
-        // Op names carry the generation, like the elastic module's own: a fresh name never meets a response-cache
-        // id of an earlier generation.
+        // Op names carry the generation, like the elastic module's own: each generation's tensors stay apart
+        // in the timeline and in stall reports.
         String tag = "g" + gen + ".";
         int batch = s.batchSize();
         int passes = s.backwardPassesPerStep();
