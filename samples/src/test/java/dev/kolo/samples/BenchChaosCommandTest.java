@@ -55,7 +55,7 @@ class BenchChaosCommandTest {
                 "ckpt-s000000000030-g4", "latest", ".tmp-x")) {
             java.nio.file.Files.createDirectory(dir.resolve(name));
         }
-        try (ChaosNetworkScenarios.CheckpointWatch ok = new ChaosNetworkScenarios.CheckpointWatch(dir)) {
+        try (ChaosCheckpoints ok = new ChaosCheckpoints(dir)) {
             // gen 2 trained during the split; gen 4 formed after the heal
             assertTrue(ok.checkOneLineage(1, java.util.Set.of(2L)).startsWith("4 checkpoints seen (steps 10..30, "
                     + "gens [1, 2, 4])"));
@@ -64,7 +64,7 @@ class BenchChaosCommandTest {
             assertTrue(foreign.getMessage().contains("ckpt-s000000000020-g2"), foreign.getMessage());
         }
         java.nio.file.Files.createDirectory(dir.resolve("ckpt-s000000000025-g1"));
-        try (ChaosNetworkScenarios.CheckpointWatch forked = new ChaosNetworkScenarios.CheckpointWatch(dir)) {
+        try (ChaosCheckpoints forked = new ChaosCheckpoints(dir)) {
             ChaosFailure two = assertThrows(ChaosFailure.class, () -> forked.checkOneLineage(1, java.util.Set.of(2L)));
             assertTrue(two.getMessage().startsWith("two checkpoint lineages: ckpt-s000000000020-g2 then "
                     + "ckpt-s000000000025-g1"), two.getMessage());
