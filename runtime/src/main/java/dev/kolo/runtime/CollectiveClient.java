@@ -129,20 +129,32 @@ final class CollectiveClient implements AutoCloseable {
             try {
                 g.open(dataPlanes);
             } catch (KoloException e) {
-                abort(e);
+                abort(g, e);
             }
         });
     }
 
     /** Ends the generation: wakes the data plane and fails every pending op with {@code cause}. */
     void abort(KoloException cause) {
-        Generation g = current;
+        abort(current, cause);
+    }
+
+    /**
+     * Ends generation {@code g}. A late failure of an older generation (its op was still running on this thread
+     * when the next generation was assigned, e.g. a connection its peer closed on its own abort) ends only that
+     * generation, whose ops already failed when it was aborted: it must not abort the new one, or this rank
+     * alone would leave the new generation and the others would wait for it (found by bench chaos partition-3-2).
+     */
+    private void abort(Generation g, KoloException cause) {
         if (g != null && g.abortCause == null) {
             g.abortCause = cause;
             DataPlane dp = g.dataPlane;
             if (dp != null) {
                 dp.abort(cause);
             }
+        }
+        if (g != current) {
+            return;
         }
         for (PendingOp op : new ArrayList<>(inFlight.values())) {
             if (inFlight.remove(op.spec.name, op)) {
@@ -255,7 +267,7 @@ final class CollectiveClient implements AutoCloseable {
             results = g.ops.run(r.type(), specs, perRank, inputs, outputs);
         } catch (KoloException e) {
             if (e instanceof WorkerLostException) {
-                abort(e);
+                abort(g, e);
             }
             ops.forEach(op -> finish(op, null, e));
             return;
@@ -264,7 +276,7 @@ final class CollectiveClient implements AutoCloseable {
             LOG.error("{} failed on this rank", r.type().label(), e);
             KoloException wrapped = new KoloException(r.type().label() + " failed on this rank: " + e, e);
             ops.forEach(op -> finish(op, null, wrapped));
-            abort(wrapped);
+            abort(g, wrapped);
             return;
         }
         record(g, r.type(), ops, specs, arrivedNanos, started);

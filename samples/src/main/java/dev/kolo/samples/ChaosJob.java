@@ -109,7 +109,15 @@ final class ChaosJob implements AutoCloseable {
 
     /** Starts a worker asking for rank {@code rankHint}, with the job's training flags plus {@code extraArgs}. */
     Worker start(int rankHint, String... extraArgs) throws IOException {
-        List<String> cmd = new ArrayList<>();
+        return start(List.of(), rankHint, List.of(extraArgs));
+    }
+
+    /**
+     * As {@link #start(int, String...)}, behind a command {@code prefix} (e.g. {@code ip netns exec NS}, which
+     * execs the JVM in place: the process handle is the worker's).
+     */
+    Worker start(List<String> prefix, int rankHint, List<String> extraArgs) throws IOException {
+        List<String> cmd = new ArrayList<>(prefix);
         cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (!arg.startsWith("-agentlib") && !arg.startsWith("-javaagent") && !arg.startsWith("-Xdebug")
@@ -121,9 +129,9 @@ final class ChaosJob implements AutoCloseable {
                 "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
                 "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "--add-exports",
                 "java.base/jdk.internal.ref=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), WorkerCli.class.getName()));
+                "-cp", absoluteClassPath(), WorkerCli.class.getName()));
         cmd.addAll(trainArgs);
-        cmd.addAll(List.of(extraArgs));
+        cmd.addAll(extraArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_"));
         pb.environment().putAll(env);
@@ -135,6 +143,14 @@ final class ChaosJob implements AutoCloseable {
         collect(p.getInputStream(), w.out);
         collect(p.getErrorStream(), w.err);
         return w;
+    }
+
+    private static String absoluteClassPath() {
+        List<String> out = new ArrayList<>();
+        for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            out.add(e.isEmpty() ? e : Paths.get(e).toAbsolutePath().toString());
+        }
+        return String.join(java.io.File.pathSeparator, out);
     }
 
     List<Worker> workers() {
@@ -217,7 +233,29 @@ final class ChaosJob implements AutoCloseable {
                 w.process.waitFor(10, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return;
+                break;
+            }
+        }
+        keepLogs();
+    }
+
+    /** With {@code -Dkolo.chaos.logs=DIR}, each worker's output is kept as {@code DIR/<job>-<worker>.log}. */
+    private void keepLogs() {
+        String dir = System.getProperty("kolo.chaos.logs");
+        if (dir == null || dir.isBlank()) {
+            return;
+        }
+        for (Worker w : workers()) {
+            List<String> text = new ArrayList<>(w.lines());
+            synchronized (w.err) {
+                text.add("--- stderr");
+                text.addAll(w.err);
+            }
+            try {
+                java.nio.file.Files.createDirectories(Paths.get(dir));
+                java.nio.file.Files.write(Paths.get(dir, name + "-" + w.name + ".log"), text, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                System.err.println("bench chaos: cannot keep the log of " + w.name + " in " + dir + ": " + e);
             }
         }
     }

@@ -6,8 +6,20 @@ import java.util.Locale;
 
 /** The suite's results as a table (scenario | result | seconds | detail) or as JSON lines. */
 final class ChaosReport {
-    /** One scenario's outcome. */
-    record Result(String scenario, boolean pass, double seconds, String detail) {
+    /** One scenario's outcome; a skipped scenario (it cannot run here) neither passes nor fails the suite. */
+    record Result(String scenario, boolean pass, boolean skipped, double seconds, String detail) {
+        Result(String scenario, boolean pass, double seconds, String detail) {
+            this(scenario, pass, false, seconds, detail);
+        }
+
+        static Result skip(String scenario, double seconds, String reason) {
+            return new Result(scenario, false, true, seconds, reason);
+        }
+
+        /** {@code pass}, {@code fail} or {@code skip}. */
+        String result() {
+            return skipped ? "skip" : pass ? "pass" : "fail";
+        }
     }
 
     private final List<Result> results = new ArrayList<>();
@@ -21,7 +33,7 @@ final class ChaosReport {
     }
 
     boolean allPassed() {
-        return !results.isEmpty() && results.stream().allMatch(Result::pass);
+        return !results.isEmpty() && results.stream().allMatch(r -> r.pass() || r.skipped());
     }
 
     static String header() {
@@ -29,22 +41,24 @@ final class ChaosReport {
     }
 
     static String row(Result r) {
-        return String.format(Locale.ROOT, "| %-24s | %-6s | %7.1f | %s", r.scenario(), r.pass() ? "PASS" : "FAIL",
+        return String.format(Locale.ROOT, "| %-24s | %-6s | %7.1f | %s", r.scenario(), r.result().toUpperCase(Locale.ROOT),
                 r.seconds(), oneLine(r.detail()));
     }
 
-    /** {@code {"bench":"chaos","scenario":S,"result":"pass"|"fail","seconds":T,"detail":D}}. */
+    /** {@code {"bench":"chaos","scenario":S,"result":"pass"|"fail"|"skip","seconds":T,"detail":D}}. */
     static String json(Result r) {
         return String.format(Locale.ROOT, "{\"bench\":\"chaos\",\"scenario\":\"%s\",\"result\":\"%s\",\"seconds\":%.1f,"
-                + "\"detail\":\"%s\"}", escape(r.scenario()), r.pass() ? "pass" : "fail", r.seconds(),
+                + "\"detail\":\"%s\"}", escape(r.scenario()), r.result(), r.seconds(),
                 escape(oneLine(r.detail())));
     }
 
     String summary() {
-        long failed = results.stream().filter(r -> !r.pass()).count();
-        return "bench chaos: " + (results.size() - failed) + " of " + results.size() + " scenarios passed"
-                + (failed == 0 ? "" : "; failed: " + String.join(", ", results.stream().filter(r -> !r.pass())
-                        .map(Result::scenario).toList()));
+        List<String> failed = results.stream().filter(r -> !r.pass() && !r.skipped()).map(Result::scenario).toList();
+        List<String> skipped = results.stream().filter(Result::skipped).map(Result::scenario).toList();
+        long passed = results.stream().filter(Result::pass).count();
+        return "bench chaos: " + passed + " of " + results.size() + " scenarios passed"
+                + (skipped.isEmpty() ? "" : "; skipped: " + String.join(", ", skipped))
+                + (failed.isEmpty() ? "" : "; failed: " + String.join(", ", failed));
     }
 
     private static String oneLine(String s) {

@@ -45,14 +45,16 @@ final class ChaosScenarios {
                 new Entry("sigterm-leave", ChaosScenarios::sigtermLeave, 240, 0),
                 new Entry("sigstop-past-deadline", ChaosScenarios::sigstopPastDeadline, 240, 0),
                 new Entry("crash-loop", ChaosScenarios::crashLoop, 300, 0),
-                new Entry("crash-during-checkpoint", ChaosScenarios::crashDuringCheckpoint, 150, 60))) {
+                new Entry("crash-during-checkpoint", ChaosScenarios::crashDuringCheckpoint, 150, 60),
+                new Entry("partition-3-2", ChaosNetworkScenarios::partition32, 420, 0),
+                new Entry("slow-lossy-link", ChaosNetworkScenarios::slowLossyLink, 360, 0))) {
             ALL.put(e.name(), e);
         }
     }
 
     private final int rounds;
     private final List<String> baseArgs;
-    private final Random random;
+    final Random random;
 
     /**
      * @param rounds kills of the repeated scenarios
@@ -69,7 +71,7 @@ final class ChaosScenarios {
         this.baseArgs = List.copyOf(args);
     }
 
-    private List<String> args(long maxSteps, String... more) {
+    List<String> args(long maxSteps, String... more) {
         List<String> a = new ArrayList<>(baseArgs);
         a.addAll(List.of("--max-steps", Long.toString(maxSteps)));
         a.addAll(List.of(more));
@@ -344,7 +346,7 @@ final class ChaosScenarios {
 
     // ------------------------------------------------------------------ helpers
 
-    private static void verify(Path dir) throws ChaosFailure {
+    static void verify(Path dir) throws ChaosFailure {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int code = new CheckpointTool().verify(dir, new PrintStream(out, true, StandardCharsets.UTF_8),
@@ -377,7 +379,7 @@ final class ChaosScenarios {
     }
 
     /** Every worker not in {@code faulted} must have exited 0; returns how many did. */
-    private static int checkExits(ChaosJob job, List<Worker> faulted) throws ChaosFailure {
+    static int checkExits(ChaosJob job, List<Worker> faulted) throws ChaosFailure {
         int ok = 0;
         for (Worker w : job.workers()) {
             if (faulted.contains(w)) {
@@ -392,7 +394,7 @@ final class ChaosScenarios {
         return ok;
     }
 
-    private static String lastKoloLine(List<String> lines) {
+    static String lastKoloLine(List<String> lines) {
         synchronized (lines) {
             for (int i = lines.size() - 1; i >= 0; i--) {
                 if (lines.get(i).startsWith("kolo:")) {
@@ -403,7 +405,7 @@ final class ChaosScenarios {
         }
     }
 
-    private static void deleteTree(Path dir) {
+    static void deleteTree(Path dir) {
         try (Stream<Path> all = Files.walk(dir)) {
             all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException ignored) {

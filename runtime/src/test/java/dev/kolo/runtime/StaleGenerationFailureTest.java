@@ -1,0 +1,133 @@
+package dev.kolo.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kolo.runtime.ControlMessage.Assignment;
+import dev.kolo.runtime.ControlMessage.ErrorKind;
+import dev.kolo.runtime.ControlMessage.OpResponse;
+import dev.kolo.runtime.ControlMessage.ResponseEntry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A rank's op of generation 1 is still running on the collective thread when generation 2 is assigned (its
+ * peer was lost, the rank regrouped at once); the op then fails late, e.g. because the peer closed the
+ * connection on its own abort. That failure must end generation 1 only: found by {@code bench chaos
+ * partition-3-2}, where it aborted generation 2 on one rank, which then regrouped alone while the others
+ * waited for it in generation 2.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StaleGenerationFailureTest {
+    @Test
+    void aLateFailureOfTheOldGenerationLeavesTheNewOneRunning() throws Exception {
+        String job = LocalJob.uniqueName("stale");
+        ClusterNode node = ClusterNode.start(LocalJob.config(job, 2).build(), new SimpleMeterRegistry());
+        BlockingPlane first = new BlockingPlane();
+        List<DataPlane> planes = List.of(first, new BlockingPlane());
+        AtomicInteger opened = new AtomicInteger();
+        CollectiveClient client = new CollectiveClient(node, (a, self) -> planes.get(opened.getAndIncrement()),
+                "stale-test-collectives", new Observability(new KoloMetrics(job, false)));
+        try {
+            WorkerInfo me = new WorkerInfo(node.nodeId(), "127.0.0.1", 1, 1, -1, 0, 0, 1);
+            WorkerInfo peer = new WorkerInfo("peer-node", "127.0.0.1", 2, 2, -1, 1, 0, 1);
+            client.onAssignment(new Assignment(1, node.nodeId(), List.of(me, peer)), me);
+            OpSpec a = allreduce("a");
+            CompletableFuture<Tensor> inFirst = client.submit(a, Tensor.of(new float[] {1f, 2f}, 2));
+            client.onResponse(new OpResponse(1, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("a", -1, a,
+                    new long[0])), ErrorKind.NONE, "", List.of()));
+            assertTrue(first.entered.await(20, TimeUnit.SECONDS), "generation 1's allreduce started");
+
+            // The peer leaves: the worker aborts generation 1 (its op fails at once) and is assigned generation 2.
+            WorkerLostException lost = new WorkerLostException("worker rank 1 left the cluster", 1, "127.0.0.1");
+            client.abort(lost);
+            ExecutionException failed = assertThrows(ExecutionException.class, () -> inFirst.get(10, TimeUnit.SECONDS));
+            assertSame(lost, failed.getCause());
+            client.onAssignment(new Assignment(2, node.nodeId(), List.of(me, peer)), me);
+            CompletableFuture<Tensor> inSecond = client.submit(allreduce("b"), Tensor.of(new float[] {3f, 4f}, 2));
+
+            // Now generation 1's op fails late on the collective thread.
+            first.failWith(new WorkerLostException("data connection to rank 1 closed the connection during op 0 of "
+                    + "generation 1", 1, "127.0.0.1"));
+            assertTrue(first.failed.await(10, TimeUnit.SECONDS));
+            Thread.sleep(500); // the collective thread handles the failure, then opens generation 2's data plane
+            assertFalse(inSecond.isDone(), "generation 2's op was failed by generation 1's late failure: "
+                    + (inSecond.isCompletedExceptionally() ? inSecond.handle((r, e) -> e).join() : inSecond));
+            assertFalse(client.submit(allreduce("c"), Tensor.of(new float[] {5f, 6f}, 2)).isDone(),
+                    "generation 2 still accepts ops");
+        } finally {
+            client.close();
+            node.close();
+        }
+    }
+
+    private static OpSpec allreduce(String name) {
+        return new OpSpec(name, OpType.ALLREDUCE, DType.FLOAT32, new long[] {2}, ReduceOp.SUM, 1.0, 1.0, 0, null);
+    }
+
+    /** A data plane whose allreduce blocks until told how to fail; everything else is unused. */
+    private static final class BlockingPlane implements DataPlane {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch failed = new CountDownLatch(1);
+        private final CompletableFuture<KoloException> failure = new CompletableFuture<>();
+
+        void failWith(KoloException e) {
+            failure.complete(e);
+        }
+
+        @Override
+        public void allreduce(ByteBuffer buf, int offset, int count, DType dtype, ReduceOp op, double prescale,
+                              double postscale) {
+            entered.countDown();
+            KoloException e;
+            try {
+                e = failure.get(30, TimeUnit.SECONDS);
+            } catch (Exception interrupted) {
+                e = new KoloException("test data plane: " + interrupted);
+            }
+            failed.countDown();
+            throw e;
+        }
+
+        @Override
+        public void allgather(ByteBuffer buf, long[] bytesPerRank) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void broadcast(ByteBuffer buf, int offset, int bytes, int root) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void reducescatter(ByteBuffer buf, long[] elementsPerRank, DType dtype, ReduceOp op, double prescale,
+                                  double postscale) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void abort(KoloException cause) {
+            // a real ring wakes its op; this one fails only when the test says so
+        }
+
+        @Override
+        public void close() {
+            failure.complete(new KoloException("closed"));
+        }
+    }
+}
