@@ -41,6 +41,11 @@ final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Timed seconds per size, roughly (default: ${DEFAULT-VALUE}).")
     double budget;
 
+    @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "0",
+            description = "Run allreduces of every size for about this long before timing anything, so that the "
+                    + "JIT (and with TLS its crypto) is warm (default: ${DEFAULT-VALUE}).")
+    double warmup;
+
     @Option(names = "--fused-step", negatable = true, defaultValue = "true",
             description = "Also time the ResNet-50-shaped fused step (default: on).")
     boolean fusedStep;
@@ -70,13 +75,17 @@ final class BenchAllreduceCommand implements Callable<Integer> {
         if (!(budget > 0)) {
             throw new IllegalArgumentException("--budget must be a positive number of seconds");
         }
+        if (!(warmup >= 0)) {
+            throw new IllegalArgumentException("--warmup must be 0 or more seconds");
+        }
         return worker ? runWorker() : launch();
     }
 
     private int launch() {
         List<String> args = new ArrayList<>(List.of("bench", "allreduce", "--worker", "-np", Integer.toString(np),
                 "--min-bytes", Long.toString(minBytes), "--max-bytes", Long.toString(maxBytes),
-                "--budget", Double.toString(budget), fusedStep ? "--fused-step" : "--no-fused-step"));
+                "--budget", Double.toString(budget), "--warmup", Double.toString(warmup),
+                fusedStep ? "--fused-step" : "--no-fused-step"));
         if (json) {
             args.add("--json");
         }
@@ -113,6 +122,9 @@ final class BenchAllreduceCommand implements Callable<Integer> {
                         "time_us", "algbw_GBps", "busbw_GBps", n, kolo.kernels());
             }
             ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
+            if (warmup > 0) {
+                warmUp(kolo, big);
+            }
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 int count = (int) (bytes / 4);
                 Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), count);
@@ -124,6 +136,21 @@ final class BenchAllreduceCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** Rounds of one allreduce per size until {@link #warmup} seconds have passed on every rank (same count on all). */
+    private void warmUp(Kolo kolo, ByteBuffer big) {
+        long end = System.nanoTime() + (long) (warmup * 1e9);
+        while (true) {
+            for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
+                Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), bytes / 4);
+                kolo.allreduceInPlace("warmup", t, ReduceOp.SUM);
+            }
+            double done = System.nanoTime() - end >= 0 ? 1 : 0;
+            if (kolo.allreduce("warmup.done", Tensor.of(new double[] {done}, 1), ReduceOp.MIN).toDoubleArray()[0] > 0) {
+                return;
+            }
+        }
     }
 
     /** Warm-up, an iteration count all ranks agree on, then per-op times whose slowest rank counts. */
