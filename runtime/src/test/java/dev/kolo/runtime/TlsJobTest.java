@@ -29,7 +29,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A job with TLS (KOLO_TLS_CERT, KOLO_TLS_KEY, KOLO_TLS_CA) as real workers of this JVM, each with its own
+ * A job with TLS (KOLO_TLS_CERT, KOLO_TLS_KEY, KOLO_TLS_CA) and a secret as real workers of this JVM, each with its own
  * certificate of the job's CA made by keytool: collectives are right; the event bus requires a client
  * certificate of that CA; a worker of another CA cannot take part and says why in bounded time; partial or
  * broken settings stop a worker before it joins anything.
@@ -41,8 +41,9 @@ class TlsJobTest {
     private TestCerts certs;
     private LocalJob secured;
 
+    /** With a secret too, as deployments would: proofs and sealed control messages then travel inside TLS. */
     private KoloConfig.Builder config(TestCerts.Identity id) {
-        return id.applyTo(LocalJob.config(job, 2));
+        return id.applyTo(LocalJob.config(job, 2)).jobSecret("secret-of-the-tls-test-job");
     }
 
     @BeforeAll
@@ -85,6 +86,7 @@ class TlsJobTest {
         for (Kolo k : secured.workers) {
             assertEquals(2, k.size());
             assertTrue(k.clusterNode().config().tls());
+            assertTrue(k.clusterNode().authenticated());
         }
         allreducesMatchTheReference("first");
     }
@@ -141,6 +143,11 @@ class TlsJobTest {
                 "KOLO_TLS_CERT", w0.cert().toString(), "KOLO_TLS_CA", w0.ca().toString())::get)).getMessage();
         assertTrue(noKey.contains("KOLO_TLS_KEY is not set"), noKey);
         assertTrue(KoloConfig.fromSource(Map.of("KOLO_TLS_CERT", "c", "KOLO_TLS_KEY", "k", "KOLO_TLS_CA", "a")::get).tls());
+
+        io.vertx.core.eventbus.EventBusOptions bus = TlsMaterial.load(config(w0).build())
+                .secure(new io.vertx.core.eventbus.EventBusOptions());
+        assertTrue(bus.isSsl() && !bus.isTrustAll() && bus.getClientAuth() == io.vertx.core.http.ClientAuth.REQUIRED
+                && bus.getEnabledSecureTransportProtocols().equals(java.util.Set.of("TLSv1.3")), "event bus TLS options");
 
         String otherKey = startError(config(w0).tlsKey(certs.worker1.key().toString()));
         assertTrue(otherKey.contains("is not the private key of the certificate in KOLO_TLS_CERT"), otherKey);

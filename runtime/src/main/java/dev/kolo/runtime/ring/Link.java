@@ -19,7 +19,7 @@ final class Link {
         this.wire = wire;
         this.channel = wire.socket();
         if (wire instanceof TlsWire tls) {
-            tls.growForBulk(); // the setup path allocates; the ops will not
+            tls.growForBulk(); // allocated here, on the setup path: the ops reuse these buffers
         }
         this.peerRank = peerRank;
         this.peerHost = peerHost;
