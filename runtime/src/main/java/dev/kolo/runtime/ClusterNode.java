@@ -54,8 +54,13 @@ final class ClusterNode implements AutoCloseable {
         this.authenticated = authenticated;
     }
 
-    /** Joins (or forms) the job's cluster; blocks until the member is up or fails with a clear error. */
-    static ClusterNode start(KoloConfig config, io.micrometer.core.instrument.MeterRegistry registry) {
+    /**
+     * Joins (or forms) the job's cluster; blocks until the member is up or fails with a clear error.
+     *
+     * @param tls this worker's TLS material, or null: with it the event bus between workers runs mutual TLS
+     *        (Hazelcast's own member protocol stays plain: open source Hazelcast has no TLS)
+     */
+    static ClusterNode start(KoloConfig config, io.micrometer.core.instrument.MeterRegistry registry, TlsMaterial tls) {
         checkResolvable(config);
         checkClusterPortFree(config);
         HazelcastInstance hz;
@@ -65,8 +70,12 @@ final class ClusterNode implements AutoCloseable {
             throw new KoloException(describeStartFailure(config, e), e);
         }
         try {
-            VertxOptions options = new VertxOptions().setEventBusOptions(new EventBusOptions()
-                    .setHost(config.host()).setPort(0).setClusterPublicHost(config.host()))
+            EventBusOptions eventBus = new EventBusOptions().setHost(config.host()).setPort(0)
+                    .setClusterPublicHost(config.host());
+            if (tls != null) {
+                tls.secure(eventBus);
+            }
+            VertxOptions options = new VertxOptions().setEventBusOptions(eventBus)
                     .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions()
                             .setEnabled(config.metricsPort() != 0)
                             // Per-message event-bus meters (address tags, handler timers) cost more than a

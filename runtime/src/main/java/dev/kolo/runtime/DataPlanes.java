@@ -19,7 +19,8 @@ final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private final Kernels kernels;
     private final dev.kolo.runtime.ring.DataPlane transport;
 
-    DataPlanes(KoloConfig config, DataPlaneListener listener) {
+    /** @param tls this worker's TLS material, or null for plaintext data connections */
+    DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
         this.kernels = Kernels.get();
         // A hung peer is also caught by membership within the heartbeat timeout; this bounds the data plane alone.
         Duration progress = config.heartbeatTimeout().multipliedBy(2).compareTo(Duration.ofSeconds(10)) > 0
@@ -30,9 +31,11 @@ final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                 .progressTimeout(progress)
                 .connectTimeout(Duration.ofSeconds(20))
                 .authenticationKey(keys == null ? null : keys.dataPlane())
+                .tls(tls == null ? null : tls.context())
                 .build();
         this.transport = dev.kolo.runtime.ring.DataPlane.start(listener.channel(), config.jobName(), options);
-        LOG.info("data plane on port {} with {} kernels", listener.port(), kernels.name());
+        LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
+                : ", TLS " + TlsMaterial.PROTOCOL);
     }
 
     @Override

@@ -70,13 +70,19 @@ public final class Kolo implements AutoCloseable {
      */
     public static Kolo init(KoloConfig config) {
         checkSecurity(config);
+        // Before anything binds or joins: a worker with bad TLS files must not enter the cluster at all.
+        TlsMaterial tls = TlsMaterial.load(config);
+        if (tls != null) {
+            LOG.info("job '{}': event bus and data plane use mutual {} as {}", config.jobName(), TlsMaterial.PROTOCOL,
+                    tls.subject());
+        }
         long deadline = System.nanoTime() + config.rendezvousTimeout().toNanos();
         DataPlaneListener dataPlane = DataPlaneListener.bind(config.host(), config.dataPort());
         Observability observability = new Observability(new KoloMetrics(config.jobName(),
                 config.metricsPort() != 0));
         ClusterNode cluster;
         try {
-            cluster = ClusterNode.start(config, observability.metrics.registry());
+            cluster = ClusterNode.start(config, observability.metrics.registry(), tls);
         } catch (RuntimeException e) {
             dataPlane.close();
             observability.close();
@@ -88,7 +94,7 @@ public final class Kolo implements AutoCloseable {
             AtomicReference<WorkerView> view = new AtomicReference<>(WorkerView.NONE);
             WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
                     ProcessHandle.current().pid(), config.rankHint().orElse(-1), -1, -1, -1);
-            dataPlanes = new DataPlanes(config, dataPlane);
+            dataPlanes = new DataPlanes(config, dataPlane, tls);
             CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes,
                     "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
             java.util.concurrent.atomic.AtomicBoolean changePending = new java.util.concurrent.atomic.AtomicBoolean();
@@ -198,6 +204,12 @@ public final class Kolo implements AutoCloseable {
         m.append(config.hasJobSecret() ? "; workers with another KOLO_JOB_SECRET (or none) form a separate cluster "
                 + "and are never counted: set the same KOLO_JOB_SECRET on every worker"
                 : "; this worker has no KOLO_JOB_SECRET and never meets workers that have one");
+        if (config.tls()) {
+            // Hazelcast (no TLS) lets them meet; only the TLS event bus keeps them apart: name the cause here too.
+            m.append("; with TLS, workers whose certificates do not chain to each other's KOLO_TLS_CA, or that run "
+                    + "without TLS, never exchange control messages (the log shows the failed TLS handshakes): give "
+                    + "every worker KOLO_TLS_CERT/KOLO_TLS_KEY signed by the one job CA in KOLO_TLS_CA");
+        }
         long rejected = cluster.rejectedControlMessages();
         if (rejected > 0) {
             m.append("; ").append(rejected).append(" control messages to this worker failed authentication (see "

@@ -51,8 +51,14 @@ public final class KoloConfig {
     private final Duration elasticTimeout;
     private final String jobSecret;
     private final boolean insecure;
+    private final String tlsCert;
+    private final String tlsKey;
+    private final String tlsCa;
 
     private KoloConfig(Builder b) {
+        this.tlsCert = b.tlsCert;
+        this.tlsKey = b.tlsKey;
+        this.tlsCa = b.tlsCa;
         this.jobName = b.jobName;
         this.np = b.np;
         this.minNp = b.minNp == 0 ? b.np : b.minNp;
@@ -113,6 +119,9 @@ public final class KoloConfig {
         b.elasticTimeout = elasticTimeout;
         b.jobSecret = jobSecret;
         b.insecure = insecure;
+        b.tlsCert = tlsCert;
+        b.tlsKey = tlsKey;
+        b.tlsCa = tlsCa;
         return b;
     }
 
@@ -153,6 +162,9 @@ public final class KoloConfig {
         // Trimmed like every setting, so a secret file's trailing newline does not make workers disagree.
         s.string("KOLO_JOB_SECRET").ifPresent(b::jobSecret);
         s.bool("KOLO_INSECURE").ifPresent(b::insecure);
+        s.string("KOLO_TLS_CERT").ifPresent(b::tlsCert);
+        s.string("KOLO_TLS_KEY").ifPresent(b::tlsKey);
+        s.string("KOLO_TLS_CA").ifPresent(b::tlsCa);
         OptionalInt hint = s.integer("KOLO_RANK_HINT");
         if (hint.isPresent()) {
             b.rankHint(hint.getAsInt());
@@ -344,13 +356,36 @@ public final class KoloConfig {
         return insecure;
     }
 
+    /**
+     * @return true when {@code KOLO_TLS_CERT}, {@code KOLO_TLS_KEY} and {@code KOLO_TLS_CA} are set: the event
+     *         bus and the data plane then run mutual TLS 1.3, peers identified by the job's CA
+     */
+    public boolean tls() {
+        return tlsCert != null;
+    }
+
+    /** @return path of this worker's PEM certificate chain ({@code KOLO_TLS_CERT}), or null without TLS */
+    public String tlsCert() {
+        return tlsCert;
+    }
+
+    /** @return path of this worker's PEM PKCS#8 private key ({@code KOLO_TLS_KEY}), or null without TLS */
+    public String tlsKey() {
+        return tlsKey;
+    }
+
+    /** @return path of the PEM CA bundle peers' certificates must chain to ({@code KOLO_TLS_CA}), or null */
+    public String tlsCa() {
+        return tlsCa;
+    }
+
     @Override
     public String toString() {
         // Never the secret itself: configurations end up in logs.
         return "KoloConfig{job=" + jobName + ", np=" + np + ", minNp=" + minNp + ", maxNp=" + maxNp
                 + ", discovery=" + discovery + ", host=" + host + ", clusterPort=" + clusterPort
                 + ", dataPort=" + dataPort + ", rankHint=" + rankHint + ", jobSecret="
-                + (jobSecret != null ? "set" : "none") + (insecure ? ", insecure" : "") + "}";
+                + (jobSecret != null ? "set" : "none") + (insecure ? ", insecure" : "") + (tls() ? ", tls" : "") + "}";
     }
 
     /** Collects settings; {@link #build()} validates them together. */
@@ -379,6 +414,9 @@ public final class KoloConfig {
         private Duration elasticTimeout = Duration.ofSeconds(600);
         private String jobSecret;
         private boolean insecure;
+        private String tlsCert;
+        private String tlsKey;
+        private String tlsCa;
 
         private Builder() {
         }
@@ -435,6 +473,19 @@ public final class KoloConfig {
         public Builder jobSecret(String v) { this.jobSecret = v == null || v.isEmpty() ? null : v; return this; }
         /** Allow running without a secret outside LOCAL discovery ({@code KOLO_INSECURE}). */
         public Builder insecure(boolean v) { this.insecure = v; return this; }
+        /**
+         * This worker's PEM certificate chain ({@code KOLO_TLS_CERT}); with {@link #tlsKey} and {@link #tlsCa} it
+         * turns on mutual TLS for the event bus and the data plane. Null or empty for none.
+         */
+        public Builder tlsCert(String path) { this.tlsCert = blankToNull(path); return this; }
+        /** This worker's PEM PKCS#8 private key, unencrypted ({@code KOLO_TLS_KEY}); null or empty for none. */
+        public Builder tlsKey(String path) { this.tlsKey = blankToNull(path); return this; }
+        /** PEM CA bundle every peer's certificate must chain to ({@code KOLO_TLS_CA}); null or empty for none. */
+        public Builder tlsCa(String path) { this.tlsCa = blankToNull(path); return this; }
+
+        private static String blankToNull(String v) {
+            return v == null || v.isBlank() ? null : v.strip();
+        }
 
         /**
          * @return the validated configuration
@@ -478,11 +529,31 @@ public final class KoloConfig {
                         + "k8s-manifests/base/secret.yaml: create a random one before deploying (see "
                         + "k8s-manifests/README.md, Deploy)");
             }
+            checkTls();
             if (discovery == Discovery.KUBERNETES) {
                 require(serviceDns != null && !serviceDns.isBlank(), "discovery 'kubernetes' needs KOLO_SERVICE_DNS: "
                         + "the headless Service's DNS name, e.g. kolo-workers.default.svc.cluster.local");
             }
             return new KoloConfig(this);
+        }
+
+        /** All three TLS settings or none: a half-configured worker would silently talk plaintext. */
+        private void checkTls() {
+            List<String> missing = new ArrayList<>();
+            if (tlsCert == null) {
+                missing.add("KOLO_TLS_CERT");
+            }
+            if (tlsKey == null) {
+                missing.add("KOLO_TLS_KEY");
+            }
+            if (tlsCa == null) {
+                missing.add("KOLO_TLS_CA");
+            }
+            require(missing.isEmpty() || missing.size() == 3, "TLS needs KOLO_TLS_CERT, KOLO_TLS_KEY and KOLO_TLS_CA "
+                    + "together, but " + String.join(" and ", missing) + (missing.size() == 1 ? " is" : " are")
+                    + " not set: set " + (missing.size() == 1 ? "it" : "them") + " (PEM files: this worker's "
+                    + "certificate chain, its PKCS#8 private key, the job's CA bundle), or unset the others to run "
+                    + "without TLS");
         }
 
         private static void port(String name, int value, boolean zeroAllowed) {

@@ -32,7 +32,7 @@ class StaleGenerationFailureTest {
     @Test
     void aLateFailureOfTheOldGenerationLeavesTheNewOneRunning() throws Exception {
         String job = LocalJob.uniqueName("stale");
-        ClusterNode node = ClusterNode.start(LocalJob.config(job, 2).build(), new SimpleMeterRegistry());
+        ClusterNode node = ClusterNode.start(LocalJob.config(job, 2).build(), new SimpleMeterRegistry(), null);
         BlockingPlane first = new BlockingPlane();
         List<DataPlane> planes = List.of(first, new BlockingPlane());
         AtomicInteger opened = new AtomicInteger();

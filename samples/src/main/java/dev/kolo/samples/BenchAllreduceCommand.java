@@ -44,6 +44,11 @@ final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Timed seconds per size, roughly (default: ${DEFAULT-VALUE}).")
     double budget;
 
+    @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "0",
+            description = "Run allreduces of every size for about this long before timing anything, so that the "
+                    + "JIT (and with TLS its crypto) is warm (default: ${DEFAULT-VALUE}).")
+    double warmup;
+
     @Option(names = "--fused-step", negatable = true, defaultValue = "true",
             description = "Also time the ResNet-50-shaped fused step (default: on).")
     boolean fusedStep;
@@ -73,13 +78,16 @@ final class BenchAllreduceCommand implements Callable<Integer> {
         if (!(budget > 0)) {
             throw new IllegalArgumentException("--budget must be a positive number of seconds");
         }
+        if (!(warmup >= 0)) {
+            throw new IllegalArgumentException("--warmup must be 0 or more seconds");
+        }
         return worker ? runWorker() : launch();
     }
 
     private int launch() {
         List<String> args = new ArrayList<>(List.of("bench", "allreduce", "--worker", "-np", Integer.toString(np),
                 "--min-bytes", Long.toString(minBytes), "--max-bytes", Long.toString(maxBytes),
-                "--budget", Double.toString(budget)));
+                "--budget", Double.toString(budget), "--warmup", Double.toString(warmup)));
         if (!fusedStep) {
             args.add("--no-fused-step"); // picocli: naming a negatable option whose default is true sets it false
         }
@@ -119,7 +127,10 @@ final class BenchAllreduceCommand implements Callable<Integer> {
                         "time_us", "algbw_GBps", "busbw_GBps", n, kolo.kernels());
             }
             ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
-            warmUp(kolo, big);
+            warmUpSmallOps(kolo, big);
+            if (warmup > 0) {
+                warmUpEverySize(kolo, big);
+            }
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 int count = (int) (bytes / 4);
                 Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), count);
@@ -137,11 +148,29 @@ final class BenchAllreduceCommand implements Callable<Integer> {
      * Small ops until the JIT has compiled the control and data paths: without it the first size measured
      * (whichever it is) reports the interpreter, several times slower than the steady state.
      */
-    private static void warmUp(Kolo kolo, ByteBuffer big) {
+    private static void warmUpSmallOps(Kolo kolo, ByteBuffer big) {
         int bytes = Math.min(4096, big.capacity()) & ~3;
         Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit(bytes), bytes / 4);
         for (int i = 0; i < WARM_UP_OPS; i++) {
             kolo.allreduceInPlace("bench.warmup", t, ReduceOp.SUM);
+        }
+    }
+
+    /**
+     * Rounds of one allreduce per size until {@link #warmup} seconds have passed on every rank (same count on
+     * all): the large sizes' paths (pipelined ring, kernels on long runs; AES-GCM with TLS) compile too.
+     */
+    private void warmUpEverySize(Kolo kolo, ByteBuffer big) {
+        long end = System.nanoTime() + (long) (warmup * 1e9);
+        while (true) {
+            for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
+                Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), bytes / 4);
+                kolo.allreduceInPlace("warmup", t, ReduceOp.SUM);
+            }
+            double done = System.nanoTime() - end >= 0 ? 1 : 0;
+            if (kolo.allreduce("warmup.done", Tensor.of(new double[] {done}, 1), ReduceOp.MIN).toDoubleArray()[0] > 0) {
+                return;
+            }
         }
     }
 

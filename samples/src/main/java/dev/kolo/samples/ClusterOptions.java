@@ -61,6 +61,18 @@ final class ClusterOptions {
             + "where everyone is trusted (KOLO_INSECURE).")
     Boolean insecure;
 
+    // Paths only (not secret themselves): all three turn on mutual TLS for the event bus and the data plane.
+    @Option(names = "--tls-cert", paramLabel = "PEM", description = "This worker's PEM certificate chain (KOLO_TLS_CERT).")
+    String tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM",
+            description = "This worker's unencrypted PKCS#8 PEM private key (KOLO_TLS_KEY).")
+    String tlsKey;
+
+    @Option(names = "--tls-ca", paramLabel = "PEM",
+            description = "PEM CA bundle every peer's certificate must chain to (KOLO_TLS_CA).")
+    String tlsCa;
+
     /** @return the environment's configuration with every given flag applied on top */
     KoloConfig toConfig() {
         KoloConfig.Builder b = KoloConfig.fromEnvironment().toBuilder();
@@ -78,6 +90,9 @@ final class ClusterOptions {
         if (heartbeatTimeout != null) b.heartbeatTimeout(seconds("--heartbeat-timeout", heartbeatTimeout));
         if (rankHint != null) b.rankHint(rankHint);
         if (insecure != null) b.insecure(insecure);
+        if (tlsCert != null) b.tlsCert(tlsCert);
+        if (tlsKey != null) b.tlsKey(tlsKey);
+        if (tlsCa != null) b.tlsCa(tlsCa);
         return b.build();
     }
 

@@ -88,6 +88,15 @@ class BadInputIT {
     }
 
     @Test
+    void partialOrMissingTlsSettings() throws Exception {
+        String partial = oneLineError("--tls-cert", "/tmp/worker.pem", "--np", "1");
+        assertTrue(partial.contains("KOLO_TLS_KEY and KOLO_TLS_CA are not set"), partial);
+        String missing = oneLineError(java.util.Map.of("KOLO_TLS_CA", "/nonexistent/ca.pem"), "--tls-cert",
+                "/nonexistent/w.pem", "--tls-key", "/nonexistent/w.key", "--np", "1");
+        assertTrue(missing.contains("KOLO_TLS_CERT: no such file /nonexistent/w.pem"), missing);
+    }
+
+    @Test
     void unresolvableMember() throws Exception {
         String line = oneLineError("--discovery", "members", "--members", "no-such-host.invalid:5701", "--insecure");
         assertTrue(line.contains("no-such-host.invalid") && line.contains("--members"), line);

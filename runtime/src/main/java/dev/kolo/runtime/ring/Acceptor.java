@@ -9,6 +9,8 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Iterator;
 import javax.crypto.Mac;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * ever blocking on a slow or silent client (one selector for all of them, each with a deadline), checks
  * job and protocol, and parks good ones in {@link PendingConnections}. With a job secret it also runs the
  * challenge-response of {@link HandshakeAuth} first, so only peers that proved the key are ever parked.
- * Rejections are answered with a reason, logged (with the remote address) and closed.
+ * With TLS it first completes each connection's TLS handshake on the same selector (the peer's certificate
+ * must chain to the job's CA); the greeting's one deadline covers it. Rejections are answered with a reason
+ * (in plaintext to a peer that spoke plaintext), logged (with the remote address) and closed.
  */
 final class Acceptor implements Runnable, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Acceptor.class);
@@ -29,6 +33,7 @@ final class Acceptor implements Runnable, AutoCloseable {
     private final long helloTimeoutNanos;
     private final int socketBufferBytes;
     private final HandshakeAuth auth;
+    private final SSLContext tls;
     private final Mac mac; // this thread's only
     private final Thread thread;
     private volatile boolean closed;
@@ -39,6 +44,7 @@ final class Acceptor implements Runnable, AutoCloseable {
     /** Per-connection greeting being read: hello (fixed part, job name, nonce), then the connector's proof. */
     private static final class Greeting {
         final long deadlineNanos;
+        final Wire wire;
         final ByteBuffer fixed = ByteBuffer.allocate(Handshake.HELLO_FIXED_BYTES);
         ByteBuffer text;
         ByteBuffer nonce;
@@ -46,8 +52,9 @@ final class Acceptor implements Runnable, AutoCloseable {
         byte[] acceptorNonce;
         ByteBuffer proof;
 
-        Greeting(long deadlineNanos) {
+        Greeting(long deadlineNanos, Wire wire) {
             this.deadlineNanos = deadlineNanos;
+            this.wire = wire;
         }
 
         /** @return the buffer the next bytes belong in */
@@ -80,13 +87,17 @@ final class Acceptor implements Runnable, AutoCloseable {
 
     Acceptor(ServerSocketChannel server, String job, PendingConnections pending, long helloTimeoutNanos,
             int socketBufferBytes) throws IOException {
-        this(server, job, pending, helloTimeoutNanos, socketBufferBytes, null);
+        this(server, job, pending, helloTimeoutNanos, socketBufferBytes, null, null);
     }
 
-    /** @param auth the job's handshake authentication, or null when the job has no secret */
+    /**
+     * @param auth the job's handshake authentication, or null when the job has no secret
+     * @param tls the TLS context of data connections, or null without TLS
+     */
     Acceptor(ServerSocketChannel server, String job, PendingConnections pending, long helloTimeoutNanos,
-            int socketBufferBytes, HandshakeAuth auth) throws IOException {
+            int socketBufferBytes, HandshakeAuth auth, SSLContext tls) throws IOException {
         this.server = server;
+        this.tls = tls;
         this.job = job;
         this.pending = pending;
         this.helloTimeoutNanos = helloTimeoutNanos;
@@ -117,7 +128,7 @@ final class Acceptor implements Runnable, AutoCloseable {
                     }
                     if (key.isAcceptable()) {
                         acceptAll();
-                    } else if (key.isReadable()) {
+                    } else if (key.isReadable() || key.isWritable()) {
                         readHello(key);
                     }
                 }
@@ -152,7 +163,8 @@ final class Acceptor implements Runnable, AutoCloseable {
             try {
                 ch.configureBlocking(false);
                 Io.configure(ch, socketBufferBytes);
-                ch.register(selector, SelectionKey.OP_READ, new Greeting(System.nanoTime() + helloTimeoutNanos));
+                Wire wire = tls == null ? Wire.plain(ch) : TlsWire.server(ch, tls);
+                ch.register(selector, SelectionKey.OP_READ, new Greeting(System.nanoTime() + helloTimeoutNanos, wire));
                 greetings++;
             } catch (IOException e) {
                 LOG.warn("data plane: dropping a connection from {}: {}", remote(ch), e.toString());
@@ -166,15 +178,30 @@ final class Acceptor implements Runnable, AutoCloseable {
         Greeting g = (Greeting) key.attachment();
         Handshake.Hello hello;
         try {
-            hello = advance(ch, g);
+            if (g.wire instanceof TlsWire t && !t.handshaken()) {
+                if (!t.handshake()) {
+                    key.interestOps(t.handshakeInterest());
+                    return;
+                }
+                key.interestOps(SelectionKey.OP_READ);
+                // Records may already hold the hello: read on at once rather than wait for the socket.
+            }
+            hello = advance(g.wire, g);
             if (hello == null) {
                 return; // wait for more
             }
+        } catch (SSLException e) {
+            key.cancel();
+            greetings--;
+            refuseTls(ch, (TlsWire) g.wire, e);
+            return;
         } catch (Refusal r) {
             key.cancel();
             greetings--;
             if (r.answer && g.hello != null) {
-                reject(ch, g.hello, r.getMessage());
+                reject(g.wire, g.hello, r.getMessage());
+            } else if (r.answer) {
+                refusePlainly(ch, r.getMessage());
             } else {
                 LOG.warn("data plane: refusing a connection from {}: {}", remote(ch), r.getMessage());
                 Io.closeQuietly(ch);
@@ -190,9 +217,9 @@ final class Acceptor implements Runnable, AutoCloseable {
         }
         key.cancel(); // from here on the ring's own selector watches the channel
         greetings--;
-        String refusal = pending.park(new PendingConnections.Parked(hello, ch));
+        String refusal = pending.park(new PendingConnections.Parked(hello, g.wire));
         if (refusal != null) {
-            reject(ch, hello, refusal);
+            reject(g.wire, hello, refusal);
         }
     }
 
@@ -202,12 +229,18 @@ final class Acceptor implements Runnable, AutoCloseable {
      *
      * @return the hello once the connection may be parked, or null while more bytes are needed
      */
-    private Handshake.Hello advance(SocketChannel ch, Greeting g) throws IOException, Refusal {
+    private Handshake.Hello advance(Wire ch, Greeting g) throws IOException, Refusal {
         while (true) {
             ByteBuffer target = g.target();
             int n = ch.read(target);
             if (n < 0) {
                 throw new IOException("closed before completing its " + (g.proof != null ? "proof" : "hello"));
+            }
+            if (tls == null && g.text == null && g.fixed.position() >= 2 && g.fixed.get(0) == TLS_HANDSHAKE_RECORD
+                    && g.fixed.get(1) == 3) {
+                // Answered in plaintext: the peer's TLS sees a Kolo answer and can say it came without TLS.
+                throw new Refusal("the peer speaks TLS but this worker has no TLS settings: set KOLO_TLS_CERT, "
+                        + "KOLO_TLS_KEY and KOLO_TLS_CA on every worker of the job, or on none", true);
             }
             if (g.text == null && g.fixed.position() >= 4 && g.fixed.getInt(0) != Handshake.MAGIC) {
                 throw new IllegalArgumentException(String.format("not a Kolo data-plane peer (magic 0x%08x)",
@@ -255,20 +288,20 @@ final class Acceptor implements Runnable, AutoCloseable {
     }
 
     /** Sends this side's nonce and proof; 86 bytes always fit the empty send buffer of a new connection. */
-    private void challenge(SocketChannel ch, Greeting g) throws IOException {
+    private void challenge(Wire ch, Greeting g) throws IOException {
         g.acceptorNonce = auth.nonce();
         byte[] proof = HandshakeAuth.acceptorProof(mac, g.acceptorNonce, g.helloBytes());
         ByteBuffer out = Handshake.encodeChallenge(g.hello.generation(), g.hello.receiverRank(), g.acceptorNonce,
                 proof);
         ch.write(out);
-        if (out.hasRemaining()) {
+        if (out.hasRemaining() || !ch.flushed()) {
             throw new IOException("the peer does not read its challenge");
         }
     }
 
     /** Answers with the reason (best effort, it fits any socket buffer), logs it and closes. */
-    static void reject(SocketChannel ch, Handshake.Hello hello, String reason) {
-        LOG.warn("data plane: refusing {} from {}: {}", hello.describe(), remote(ch), reason);
+    static void reject(Wire ch, Handshake.Hello hello, String reason) {
+        LOG.warn("data plane: refusing {} from {}: {}", hello.describe(), remote(ch.socket()), reason);
         try {
             ch.write(Handshake.encodeAck(Handshake.REJECTED, hello.generation(), -1, reason));
         } catch (IOException ignored) {
@@ -277,11 +310,40 @@ final class Acceptor implements Runnable, AutoCloseable {
         Io.closeQuietly(ch);
     }
 
+    /** First byte of a TLS record that carries a handshake message (a ClientHello opens every TLS connection). */
+    static final byte TLS_HANDSHAKE_RECORD = 0x16;
+
+    /** Answers a connection refused before its hello was read, in plaintext, then closes it. */
+    private static void refusePlainly(SocketChannel ch, String reason) {
+        LOG.warn("data plane: refusing a connection from {}: {}", remote(ch), reason);
+        try {
+            ch.write(Handshake.encodeAck(Handshake.REJECTED, 0, -1, reason));
+        } catch (IOException ignored) {
+            // the peer learns from the close instead
+        }
+        Io.closeQuietly(ch);
+    }
+
+    /** A failed TLS handshake: a plaintext Kolo peer gets its reason in plaintext, others the TLS alert already sent. */
+    private static void refuseTls(SocketChannel ch, TlsWire wire, SSLException e) {
+        if (wire.startedWith(Handshake.MAGIC)) {
+            refusePlainly(ch, "this worker requires TLS on the data plane but the peer sent plaintext: set "
+                    + "KOLO_TLS_CERT, KOLO_TLS_KEY and KOLO_TLS_CA on every worker of the job, or on none");
+            return;
+        }
+        LOG.warn("data plane: refusing a connection from {}: TLS failed ({}); the peer must be a worker of this job "
+                + "speaking TLS 1.3 with a certificate that chains to this worker's KOLO_TLS_CA (and trust the same CA)",
+                remote(ch), e.getMessage());
+        Io.closeQuietly(ch);
+    }
+
     private void expireSlowGreetings() {
         long now = System.nanoTime();
         for (SelectionKey k : selector.keys()) {
             if (k.attachment() instanceof Greeting g && now - g.deadlineNanos > 0) {
-                LOG.warn("data plane: no complete hello from {} in time; closing", remote((SocketChannel) k.channel()));
+                LOG.warn("data plane: no complete {} from {} in time; closing",
+                        g.wire instanceof TlsWire t && !t.handshaken() ? "TLS handshake" : "hello",
+                        remote((SocketChannel) k.channel()));
                 k.cancel();
                 greetings--;
                 Io.closeQuietly(k.channel());

@@ -5,7 +5,6 @@ import dev.kolo.runtime.WorkerLostException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -38,7 +37,7 @@ public final class DataPlane implements AutoCloseable {
         byte[] key = options.authenticationKey();
         this.auth = key == null ? null : new HandshakeAuth(key);
         this.acceptor = new Acceptor(listener, job, pending, options.connectTimeout().toNanos(),
-                options.socketBufferBytes(), auth);
+                options.socketBufferBytes(), auth, options.tls());
     }
 
     /**
@@ -97,8 +96,8 @@ public final class DataPlane implements AutoCloseable {
             int r = (rank + 1) % size;
             int l = (rank - 1 + size) % size;
             Greeter g = new Greeter(job, generation, rank, ps, pending, options, auth);
-            SocketChannel toRight = null;
-            SocketChannel fromLeft = null;
+            Wire toRight = null;
+            Wire fromLeft = null;
             try {
                 toRight = g.connect(r, Handshake.KIND_RING);
                 try {

@@ -2,6 +2,7 @@ package dev.kolo.runtime.ring;
 
 import java.time.Duration;
 import java.util.Objects;
+import javax.net.ssl.SSLContext;
 
 /** Tuning and deadlines of the data plane. Immutable; {@link #defaults()} suits production. */
 public final class DataPlaneOptions {
@@ -11,8 +12,10 @@ public final class DataPlaneOptions {
     private final int socketBufferBytes;
     private final Reducer reducer;
     private final byte[] authenticationKey;
+    private final SSLContext tls;
 
     private DataPlaneOptions(Builder b) {
+        this.tls = b.tls;
         this.authenticationKey = b.authenticationKey;
         this.progressTimeout = b.progressTimeout;
         this.connectTimeout = b.connectTimeout;
@@ -61,6 +64,14 @@ public final class DataPlaneOptions {
         return authenticationKey == null ? null : authenticationKey.clone();
     }
 
+    /**
+     * @return the TLS context of data connections (this worker's certificate and key, the job's CA), or null
+     *         when they are not encrypted
+     */
+    public SSLContext tls() {
+        return tls;
+    }
+
     /** Builder of {@link DataPlaneOptions}. */
     public static final class Builder {
         private Duration progressTimeout = Duration.ofSeconds(30);
@@ -69,8 +80,21 @@ public final class DataPlaneOptions {
         private int socketBufferBytes = 0;
         private Reducer reducer = JavaReducer.INSTANCE;
         private byte[] authenticationKey;
+        private SSLContext tls;
 
         private Builder() {
+        }
+
+        /**
+         * @param context TLS context holding this worker's certificate and key and trusting the job's CA, or null:
+         *        every data connection then runs TLS 1.3 with both certificates checked against that CA (no host
+         *        names: workers are addressed by IP); peers without TLS, or with certificates of another CA, are
+         *        refused
+         * @return this
+         */
+        public Builder tls(SSLContext context) {
+            this.tls = context;
+            return this;
         }
 
         /**

@@ -3,7 +3,6 @@ package dev.kolo.runtime.ring;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.SocketChannel;
 
 /**
  * Sends one frame at a time with a gathering write of header and payload straight from the caller's
@@ -24,10 +23,13 @@ final class FrameWriter {
         busy = true;
     }
 
-    /** Writes what the socket takes now. @return bytes written (0 when the socket buffer is full) */
-    long pump(SocketChannel ch) throws IOException {
-        long n = ch.write(frame, 0, 2);
-        if (!frame[1].hasRemaining() && !header.hasRemaining()) {
+    /**
+     * Writes what the socket takes now; the frame is done once all of it has reached the socket (with TLS,
+     * its last record too). @return bytes written (0 when the socket buffer is full)
+     */
+    long pump(Wire w) throws IOException {
+        long n = w.write(frame, 0, 2);
+        if (!frame[1].hasRemaining() && !header.hasRemaining() && w.flushed()) {
             busy = false;
             frame[1] = null; // do not keep the caller's buffer reachable between ops
         }

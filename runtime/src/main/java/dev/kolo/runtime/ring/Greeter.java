@@ -9,6 +9,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 
 /**
  * Opens the data connections of one generation: connect (retrying until the deadline, the peer may not be
@@ -16,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  * ring, and ack it; wait for the peer's ack. To avoid a wait cycle around the ring, every rank first sends
  * its hellos, then acks what it claims, and only then waits for acks. With a job secret, connecting also
  * answers the peer's challenge (its acceptor thread runs independently of its rings, so this never waits
- * for the peer's progress): the peer proves the key first, then this rank.
+ * for the peer's progress): the peer proves the key first, then this rank. With TLS every connection first
+ * completes its TLS handshake (by the same deadline), and all of the above runs inside it.
  */
 final class Greeter {
     private final String job;
@@ -29,11 +32,13 @@ final class Greeter {
     private final long deadlineNanos;
     private final long timeoutMillis;
     private final HandshakeAuth auth;
+    private final SSLContext tls;
 
     /** @param auth the job's handshake authentication, or null when the job has no secret */
     Greeter(String job, long generation, int rank, List<PeerAddress> peers, PendingConnections pending,
             DataPlaneOptions options, HandshakeAuth auth) {
         this.auth = auth;
+        this.tls = options.tls();
         this.job = job;
         this.generation = generation;
         this.rank = rank;
@@ -49,27 +54,38 @@ final class Greeter {
      * Connects to {@code peer}, sends the hello and, with a secret, completes the challenge-response; the
      * ack is read later by {@link #awaitAck}.
      */
-    SocketChannel connect(int peer, byte kind) {
+    Wire connect(int peer, byte kind) {
         PeerAddress a = peers.get(peer);
         long backoffMillis = 5;
         while (true) {
             SocketChannel ch = null;
+            Wire wire = null;
             try {
                 ch = Io.connect(new InetSocketAddress(a.host(), a.port()), deadlineNanos, socketBufferBytes);
+                if (tls != null) {
+                    TlsWire t = TlsWire.client(ch, tls, a.host(), a.port());
+                    wire = t;
+                    handshake(t, peer);
+                } else {
+                    wire = Wire.plain(ch);
+                }
                 byte[] nonce = auth == null ? null : auth.nonce();
                 ByteBuffer hello = Handshake.encodeHello(new Handshake.Hello(kind, generation, rank, peer, size, job),
                         nonce);
                 byte[] helloBytes = java.util.Arrays.copyOf(hello.array(), hello.limit());
-                Io.writeFully(ch, hello, deadlineNanos);
+                Io.writeFully(wire, hello, deadlineNanos);
                 if (auth != null) {
-                    answerChallenge(ch, peer, helloBytes);
+                    answerChallenge(wire, peer, helloBytes);
                 }
-                return ch;
+                return wire;
             } catch (KoloException e) {
                 Io.closeQuietly(ch);
                 throw e;
             } catch (ConnectException e) {
                 Io.closeQuietly(ch); // not listening yet: retry until the deadline
+            } catch (SSLException e) {
+                Io.closeQuietly(ch);
+                throw tlsFailure(peer, wire, e);
             } catch (IOException | IllegalArgumentException e) {
                 Io.closeQuietly(ch); // includes a challenge that is not a Kolo answer
                 throw unreachable(peer, e);
@@ -83,8 +99,31 @@ final class Greeter {
         }
     }
 
+    /**
+     * Runs the TLS handshake by the deadline. The peer's certificate is checked here; in TLS 1.3 the peer
+     * checks ours after this side is done, so its refusal arrives with the first read after the hello.
+     */
+    private void handshake(TlsWire t, int peer) throws IOException {
+        try {
+            Io.handshake(t, deadlineNanos);
+        } catch (java.io.EOFException e) {
+            // Closed in the middle: a worker without TLS refuses the ClientHello, or one that refused our certificate.
+            throw new SSLException(e.getMessage() + "; it may run without TLS (no KOLO_TLS_* settings)", e);
+        }
+    }
+
+    /** @return a refusal that names the peer and the settings to fix */
+    private KoloException tlsFailure(int peer, Wire wire, SSLException e) {
+        String plaintext = wire instanceof TlsWire t && t.startedWith(Handshake.MAGIC)
+                ? " (it answered in plaintext: it runs without TLS)" : "";
+        return new KoloException("TLS with rank " + peer + " (" + peers.get(peer) + ") failed on the data connection of job '"
+                + job + "' generation " + generation + " from rank " + rank + ": " + e.getMessage() + plaintext
+                + "; every worker needs KOLO_TLS_CERT and KOLO_TLS_KEY of a certificate signed by a CA in the others' "
+                + "KOLO_TLS_CA (one job CA for all), or none of them has TLS settings", e);
+    }
+
     /** Claims the connection {@code peer} opened to this rank, checks it and acks it. */
-    SocketChannel accept(int peer, byte kind) {
+    Wire accept(int peer, byte kind) {
         while (true) {
             PendingConnections.Parked p;
             try {
@@ -97,7 +136,8 @@ final class Greeter {
             if (p == null) {
                 throw new WorkerLostException("rank " + peer + " (" + peers.get(peer) + ") did not open its data "
                         + "connection to rank " + rank + " within " + timeoutMillis + " ms while forming generation "
-                        + generation, peer, peers.get(peer).host());
+                        + generation + (tls == null ? "" : " (with TLS: this worker's log names connections whose TLS "
+                        + "handshake it refused)"), peer, peers.get(peer).host());
             }
             Handshake.Hello h = p.hello();
             if (h.receiverRank() != rank || h.size() != size) {
@@ -119,7 +159,7 @@ final class Greeter {
      * Reads the peer's challenge, checks its proof and sends this rank's. Every read is bounded by the
      * deadline and by fixed or capped lengths.
      */
-    private void answerChallenge(SocketChannel ch, int peer, byte[] helloBytes) throws IOException {
+    private void answerChallenge(Wire ch, int peer, byte[] helloBytes) throws IOException {
         ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
         Io.readFully(ch, fixed, deadlineNanos);
         fixed.flip();
@@ -155,7 +195,7 @@ final class Greeter {
      * @return the peer's refusal of the hello sent on {@code ch}, if it has arrived within a moment, else null;
      *         for a better error when the ring cannot form
      */
-    KoloException refusal(SocketChannel ch, int peer) {
+    KoloException refusal(Wire ch, int peer) {
         try {
             ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
             long soon = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
@@ -169,6 +209,8 @@ final class Greeter {
                 return new KoloException("rank " + peer + " (" + peers.get(peer) + ") refused the data connection of "
                         + "job '" + job + "' generation " + generation + " from rank " + rank + ": " + ack.reason());
             }
+        } catch (SSLException e) {
+            return tlsFailure(peer, ch, e);
         } catch (IOException | IllegalArgumentException e) {
             // nothing (readable) arrived: no refusal to report
         }
@@ -176,7 +218,7 @@ final class Greeter {
     }
 
     /** Reads the peer's answer to our hello. */
-    void awaitAck(SocketChannel ch, int peer) {
+    void awaitAck(Wire ch, int peer) {
         try {
             ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
             Io.readFully(ch, fixed, deadlineNanos);
@@ -193,6 +235,9 @@ final class Greeter {
                 throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") acked generation "
                         + ack.generation() + " as rank " + ack.rank() + "; expected generation " + generation);
             }
+        } catch (SSLException e) {
+            Io.closeQuietly(ch);
+            throw tlsFailure(peer, ch, e);
         } catch (IOException | IllegalArgumentException e) {
             throw unreachable(peer, e);
         }

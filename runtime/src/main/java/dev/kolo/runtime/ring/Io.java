@@ -17,10 +17,18 @@ final class Io {
     }
 
     static void readFully(SocketChannel ch, ByteBuffer b, long deadlineNanos) throws IOException {
+        readFully(Wire.plain(ch), b, deadlineNanos);
+    }
+
+    static void writeFully(SocketChannel ch, ByteBuffer b, long deadlineNanos) throws IOException {
+        writeFully(Wire.plain(ch), b, deadlineNanos);
+    }
+
+    static void readFully(Wire w, ByteBuffer b, long deadlineNanos) throws IOException {
         try (Selector sel = Selector.open()) {
-            ch.register(sel, SelectionKey.OP_READ);
+            w.socket().register(sel, SelectionKey.OP_READ);
             while (b.hasRemaining()) {
-                int n = ch.read(b);
+                long n = w.read(b);
                 if (n < 0) {
                     throw new EOFException("connection closed by the peer during the handshake");
                 }
@@ -32,13 +40,26 @@ final class Io {
         }
     }
 
-    static void writeFully(SocketChannel ch, ByteBuffer b, long deadlineNanos) throws IOException {
-        while (b.hasRemaining()) {
-            if (ch.write(b) == 0) {
+    /** Writes all of {@code b} and, for TLS, until the encrypted bytes have reached the socket. */
+    static void writeFully(Wire w, ByteBuffer b, long deadlineNanos) throws IOException {
+        while (b.hasRemaining() || !w.flushed()) {
+            if (w.write(b) == 0) {
                 try (Selector sel = Selector.open()) {
-                    ch.register(sel, SelectionKey.OP_WRITE);
+                    w.socket().register(sel, SelectionKey.OP_WRITE);
                     sel.select(remainingMillis(deadlineNanos, "handshake write"));
                 }
+            }
+        }
+    }
+
+    /** Completes a TLS handshake by the deadline (a peer that stalls it is a timeout, never a hang). */
+    static void handshake(TlsWire w, long deadlineNanos) throws IOException {
+        try (Selector sel = Selector.open()) {
+            SelectionKey key = w.socket().register(sel, 0);
+            while (!w.handshake()) {
+                key.interestOps(w.handshakeInterest());
+                sel.select(remainingMillis(deadlineNanos, "TLS handshake"));
+                sel.selectedKeys().clear();
             }
         }
     }

@@ -6,6 +6,8 @@ import java.nio.channels.SocketChannel;
 /** One established data connection to a peer rank, with its reusable frame reader and writer. */
 final class Link {
     final SocketChannel channel;
+    /** What frames are read from and written to: the socket itself, or TLS over it. */
+    final Wire wire;
     final int peerRank;
     final String peerHost;
     final FrameWriter out = new FrameWriter();
@@ -13,8 +15,12 @@ final class Link {
     private SelectionKey key;
     private int interest;
 
-    Link(SocketChannel channel, int peerRank, String peerHost) {
-        this.channel = channel;
+    Link(Wire wire, int peerRank, String peerHost) {
+        this.wire = wire;
+        this.channel = wire.socket();
+        if (wire instanceof TlsWire tls) {
+            tls.growForBulk(); // allocated here, on the setup path: the ops reuse these buffers
+        }
         this.peerRank = peerRank;
         this.peerHost = peerHost;
     }

@@ -1,6 +1,5 @@
 package dev.kolo.runtime.ring;
 
-import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -17,7 +16,8 @@ import org.slf4j.LoggerFactory;
 final class PendingConnections {
     private static final Logger LOG = LoggerFactory.getLogger(PendingConnections.class);
 
-    record Parked(Handshake.Hello hello, SocketChannel channel) {
+    /** @param channel the connection, plain or TLS, whose greeting is complete */
+    record Parked(Handshake.Hello hello, Wire channel) {
     }
 
     private record Key(long generation, byte kind, int sender) {

@@ -396,7 +396,7 @@ public final class Ring implements AutoCloseable {
         int rank = rank();
         int size = size();
         Greeter g = new Greeter(job, generation(), rank, peers, plane.pending(), options, plane.auth());
-        java.nio.channels.SocketChannel[] connected = new java.nio.channels.SocketChannel[size];
+        Wire[] connected = new Wire[size];
         try {
             for (int j = rank + 1; j < size; j++) {
                 if (sendLinks[j] == null) {
@@ -416,7 +416,7 @@ public final class Ring implements AutoCloseable {
                 }
             }
         } catch (RuntimeException e) {
-            for (java.nio.channels.SocketChannel ch : connected) {
+            for (Wire ch : connected) {
                 Io.closeQuietly(ch);
             }
             throw e;

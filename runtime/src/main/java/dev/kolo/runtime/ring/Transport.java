@@ -83,7 +83,7 @@ final class Transport {
                         s.beginRecv(received, in);
                         reading = true;
                     }
-                    long n = in.pump(recvLink.channel);
+                    long n = in.pump(recvLink.wire);
                     if (n < 0) {
                         throw lost(recvLink, "closed the connection", seq, null);
                     }
@@ -115,7 +115,7 @@ final class Transport {
                         s.beginSend(sent, out, generation, seq);
                         writing = true;
                     }
-                    long n = out.pump(sendLink.channel);
+                    long n = out.pump(sendLink.wire);
                     writeBlocked = n == 0;
                     if (n > 0) {
                         progressed = true;
@@ -190,7 +190,15 @@ final class Transport {
 
     private WorkerLostException lostOrAborted(Link link, IOException e, long seq) {
         WorkerLostException cause = abortCause;
-        return cause != null ? copy(cause) : lost(link, "failed (" + e + ")", seq, e);
+        if (cause != null) {
+            return copy(cause);
+        }
+        if (e instanceof javax.net.ssl.SSLException) {
+            // A record that fails to decrypt or verify: altered on the path, or not from the peer it claims.
+            return lost(link, "broke TLS (" + e.getMessage() + "): its records were altered on the path or do not "
+                    + "come from a worker holding a certificate of the job's KOLO_TLS_CA", seq, e);
+        }
+        return lost(link, "failed (" + e + ")", seq, e);
     }
 
     WorkerLostException lost(Link link, String what, long seq, Throwable cause) {

@@ -36,10 +36,16 @@ final class TestRings implements AutoCloseable {
 
     /** Starts the planes only. */
     static TestRings planes(int size, String job, DataPlaneOptions options) throws IOException {
+        return planes(size, job, r -> options);
+    }
+
+    /** Starts the planes only, each rank with its own options (e.g. its own TLS certificate). */
+    static TestRings planes(int size, String job, java.util.function.IntFunction<DataPlaneOptions> options)
+            throws IOException {
         TestRings t = new TestRings(size);
         for (int r = 0; r < size; r++) {
             ServerSocketChannel listener = DataPlane.bindEphemeral("127.0.0.1");
-            DataPlane p = DataPlane.start(listener, job, options);
+            DataPlane p = DataPlane.start(listener, job, options.apply(r));
             t.planes.add(p);
             t.peers.add(new PeerAddress("127.0.0.1", p.port()));
         }

@@ -1,0 +1,24 @@
+package dev.kolo.runtime.ring;
+
+import java.nio.channels.GatheringByteChannel;
+import java.nio.channels.ScatteringByteChannel;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The byte stream of one data connection, chosen once when the connection is made: the socket itself
+ * ({@link PlainWire}) or TLS over it ({@link TlsWire}). Reads and writes never block. As on a socket, a read
+ * returns 0 when nothing can be read now; a TLS wire returns 0 only when it holds no bytes it could decrypt,
+ * so after a 0 waiting for the socket to become readable is always right. A TLS write may leave encrypted
+ * bytes waiting for the socket: a frame is sent only once {@link #flushed()}.
+ */
+interface Wire extends ScatteringByteChannel, GatheringByteChannel {
+    /** @return the socket underneath, for selectors, socket options and closing */
+    SocketChannel socket();
+
+    /** @return true when everything written so far has been handed to the socket */
+    boolean flushed();
+
+    static Wire plain(SocketChannel ch) {
+        return new PlainWire(ch);
+    }
+}
