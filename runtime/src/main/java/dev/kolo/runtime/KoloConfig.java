@@ -134,7 +134,22 @@ public final class KoloConfig {
         return fromSource(SettingSource.system());
     }
 
+    /**
+     * Reads every {@code KOLO_*} setting like {@link #fromEnvironment()} into a builder whose combination is not
+     * checked yet, so that settings applied on top (command-line flags) can complete it: a TLS certificate given
+     * as a flag with its CA in the environment, {@code --insecure} beside {@code KOLO_DISCOVERY=members}.
+     *
+     * @throws IllegalArgumentException naming the setting whose value cannot be parsed
+     */
+    public static Builder builderFromEnvironment() {
+        return builderFromSource(SettingSource.system());
+    }
+
     static KoloConfig fromSource(SettingSource s) {
+        return builderFromSource(s).build();
+    }
+
+    static Builder builderFromSource(SettingSource s) {
         Builder b = builder();
         s.string("KOLO_JOB").ifPresent(b::jobName);
         s.integer("KOLO_NP").ifPresent(b::np);
@@ -172,7 +187,7 @@ public final class KoloConfig {
             // A StatefulSet pod is named <set>-<ordinal>: the ordinal is a stable rank hint.
             s.string("HOSTNAME").map(KoloConfig::podOrdinal).filter(o -> o >= 0).ifPresent(b::rankHint);
         }
-        return b.build();
+        return b;
     }
 
     static Discovery parseDiscovery(String v) {

@@ -116,7 +116,7 @@ final class BenchAllreduceCommand implements Callable<Integer> {
     }
 
     private int runWorker() {
-        KoloConfig.Builder b = KoloConfig.fromEnvironment().toBuilder();
+        KoloConfig.Builder b = KoloConfig.builderFromEnvironment();
         int rankHint = b.build().rankHint().orElse(0);
         KoloConfig config = b.metricsPort(metricsPort == 0 ? 0 : metricsPort + rankHint).timeline(timeline).build();
         ParentWatch.startIfLaunched();

@@ -73,7 +73,7 @@ final class BenchElasticCommand implements Callable<Integer> {
 
     private int runWorker() {
         ParentWatch.startIfLaunched();
-        KoloConfig config = KoloConfig.fromEnvironment().toBuilder().metricsPort(0).build();
+        KoloConfig config = KoloConfig.builderFromEnvironment().metricsPort(0).build();
         Kolo kolo = Kolo.init(config);
         int n = (int) (bytes / 4);
         float[] w = new float[n];

@@ -119,7 +119,7 @@ final class BenchScalingCommand implements Callable<Integer> {
     }
 
     private int runWorker(DType type) {
-        KoloConfig config = KoloConfig.fromEnvironment().toBuilder().metricsPort(0).build();
+        KoloConfig config = KoloConfig.builderFromEnvironment().metricsPort(0).build();
         ParentWatch.startIfLaunched();
         try (Kolo kolo = Kolo.init(config)) {
             List<long[]> shapes = ResNet50Shapes.backwardOrder();

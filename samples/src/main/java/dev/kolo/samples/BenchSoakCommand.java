@@ -90,7 +90,7 @@ final class BenchSoakCommand implements Callable<Integer> {
     }
 
     private int runWorker() {
-        KoloConfig config = KoloConfig.fromEnvironment().toBuilder().metricsPort(0).build();
+        KoloConfig config = KoloConfig.builderFromEnvironment().metricsPort(0).build();
         ParentWatch.startIfLaunched();
         try (Kolo kolo = Kolo.init(config)) {
             SoakRun run = new SoakRun(kolo, smallTensors, largeMb << 20);

@@ -75,7 +75,7 @@ final class ClusterOptions {
 
     /** @return the environment's configuration with every given flag applied on top */
     KoloConfig toConfig() {
-        KoloConfig.Builder b = KoloConfig.fromEnvironment().toBuilder();
+        KoloConfig.Builder b = KoloConfig.builderFromEnvironment();
         if (job != null) b.jobName(job);
         if (np != null) b.np(np);
         if (minNp != null) b.minNp(minNp);
