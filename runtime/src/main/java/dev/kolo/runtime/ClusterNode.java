@@ -258,9 +258,13 @@ final class ClusterNode implements AutoCloseable {
     }
 
     private void watchMembers() {
+        SeenMemberAddresses seen = SeenMemberAddresses.of(config, hazelcast);
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
             @Override
             public void memberAdded(MembershipEvent event) {
+                if (seen != null) {
+                    seen.update(event.getMembers());
+                }
                 publishMembers(List.of());
             }
 

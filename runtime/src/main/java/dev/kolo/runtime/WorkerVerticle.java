@@ -47,6 +47,7 @@ final class WorkerVerticle extends VerticleBase {
     private KoloException abortCause;
     private HelloReply lastReply;
     private boolean coordinatorDeployed;
+    private Future<String> coordinatorDeployment;
     private long nextBarrier;
     private long helloTimer = -1;
     private final List<Consumer<WorkerView>> viewListeners = new ArrayList<>();
@@ -254,19 +255,58 @@ final class WorkerVerticle extends VerticleBase {
             long next = (assignment == null ? 0 : assignment.generation()) + 1;
             coordinatorGeneration = Math.max(coordinatorGeneration, next);
             LOG.info("coordinator is now node {} for generation {}", shortId(coordinatorNode), coordinatorGeneration);
+        } else if (!members.isEmpty() && !members.get(0).equals(coordinatorNode)) {
+            followOlderCluster(members.get(0));
         }
         publishView();
         maybeTakeCoordinatorRole();
     }
 
+    /**
+     * Within one cluster the coordinator is always its oldest member; a member older than a coordinator that
+     * is still present means two clusters merged (a healed partition, a frozen worker that was continued) and
+     * this worker came from the smaller one. Its generation is the smaller side's, which the larger side has
+     * left behind: end it, and ask the larger side's coordinator for a place, as a newcomer would.
+     */
+    private void followOlderCluster(String oldest) {
+        if (assignment != null && abortCause == null) {
+            abortCause = new KoloException("generation " + assignment.generation() + " ended on this rank: its cluster "
+                    + "merged into an older one (coordinator node " + shortId(oldest) + "); it rejoins there");
+            LOG.warn(abortCause.getMessage());
+            failPending(abortCause);
+            collectives.abort(abortCause);
+            observability.metrics.aborted(false);
+        }
+        LOG.info("clusters merged: coordinator is now node {} (was {})", shortId(oldest), shortId(coordinatorNode));
+        coordinatorNode = oldest;
+    }
+
     private void maybeTakeCoordinatorRole() {
-        if (coordinatorDeployed || members.isEmpty() || !members.get(0).equals(node.nodeId())) {
+        boolean oldest = !members.isEmpty() && members.get(0).equals(node.nodeId());
+        if (coordinatorDeployed && !oldest) {
+            standDown();
+            return;
+        }
+        if (coordinatorDeployed || !oldest) {
             return;
         }
         coordinatorDeployed = true;
         long lastGeneration = assignment == null ? 0 : assignment.generation();
-        vertx.deployVerticle(new CoordinatorVerticle(node, lastGeneration, assignment, observability))
+        coordinatorDeployment = vertx.deployVerticle(new CoordinatorVerticle(node, lastGeneration, assignment, observability))
                 .onFailure(e -> LOG.error("cannot start the coordinator role", e));
+    }
+
+    /** A coordinator that is no longer the oldest member (its cluster merged into an older one) stops. */
+    private void standDown() {
+        coordinatorDeployed = false;
+        Future<String> deployment = coordinatorDeployment;
+        coordinatorDeployment = null;
+        if (deployment != null) {
+            LOG.info("coordinator role of node {} stands down: an older member leads the merged cluster",
+                    shortId(node.nodeId()));
+            deployment.onSuccess(id -> vertx.undeploy(id)
+                    .onFailure(e -> LOG.warn("coordinator role did not stop cleanly: {}", e.toString())));
+        }
     }
 
     private void failPending(KoloException cause) {
