@@ -28,11 +28,6 @@ final class PlainWire implements Wire {
     }
 
     @Override
-    public long read(ByteBuffer[] dsts) throws IOException {
-        return ch.read(dsts);
-    }
-
-    @Override
     public int read(ByteBuffer dst) throws IOException {
         return ch.read(dst);
     }
@@ -43,22 +38,7 @@ final class PlainWire implements Wire {
     }
 
     @Override
-    public long write(ByteBuffer[] srcs) throws IOException {
-        return ch.write(srcs);
-    }
-
-    @Override
     public int write(ByteBuffer src) throws IOException {
         return ch.write(src);
-    }
-
-    @Override
-    public boolean isOpen() {
-        return ch.isOpen();
-    }
-
-    @Override
-    public void close() throws IOException {
-        ch.close();
     }
 }

@@ -400,11 +400,6 @@ final class TlsWire implements Wire {
     }
 
     @Override
-    public long read(ByteBuffer[] dsts) throws IOException {
-        return read(dsts, 0, dsts.length);
-    }
-
-    @Override
     public int read(ByteBuffer dst) throws IOException {
         one[0] = dst;
         try {
@@ -415,11 +410,6 @@ final class TlsWire implements Wire {
     }
 
     @Override
-    public long write(ByteBuffer[] srcs) throws IOException {
-        return write(srcs, 0, srcs.length);
-    }
-
-    @Override
     public int write(ByteBuffer src) throws IOException {
         one[0] = src;
         try {
@@ -427,15 +417,5 @@ final class TlsWire implements Wire {
         } finally {
             one[0] = null;
         }
-    }
-
-    @Override
-    public boolean isOpen() {
-        return ch.isOpen();
-    }
-
-    @Override
-    public void close() throws IOException {
-        ch.close();
     }
 }

@@ -18,6 +18,27 @@ interface Wire extends ScatteringByteChannel, GatheringByteChannel {
     /** @return true when everything written so far has been handed to the socket */
     boolean flushed();
 
+    @Override
+    default long read(java.nio.ByteBuffer[] dsts) throws java.io.IOException {
+        return read(dsts, 0, dsts.length);
+    }
+
+    @Override
+    default long write(java.nio.ByteBuffer[] srcs) throws java.io.IOException {
+        return write(srcs, 0, srcs.length);
+    }
+
+    @Override
+    default boolean isOpen() {
+        return socket().isOpen();
+    }
+
+    /** Closes the socket (a TLS wire sends no close_notify: a ring is torn down, not shut down politely). */
+    @Override
+    default void close() throws java.io.IOException {
+        socket().close();
+    }
+
     static Wire plain(SocketChannel ch) {
         return new PlainWire(ch);
     }
