@@ -219,7 +219,7 @@ final class CoordinatorVerticle extends VerticleBase {
 
     private HelloReply onHello(Hello hello) {
         WorkerInfo w = hello.worker();
-        if (!node.members().contains(w.node())) {
+        if (!members.contains(w.node())) {
             // The event bus can reach a worker that is not (or no longer, after a partition healed before the
             // cluster views converged) a member of this cluster: admitting it would form a generation whose
             // ranks disagree about the membership. It asks again every few hundred ms; it is admitted once

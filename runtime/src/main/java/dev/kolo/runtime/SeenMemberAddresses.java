@@ -16,6 +16,10 @@ import java.util.Set;
  * discovery, a minute or more, past most elastic timeouts. The workers it has seen are where the job's cluster
  * lives, so once the cluster has formed the list becomes those addresses (Hazelcast's TCP-IP joiner re-reads it
  * on every search). New workers still join through their own full list.
+ *
+ * <p>Hazelcast's list is not made for changes while it runs: a search that reads it while a member is added
+ * here can fail that round (Hazelcast logs it and searches again 5 s later). Changes come only when a member
+ * joins, which is rare; at worst the merge is one round later.
  */
 final class SeenMemberAddresses {
     private final TcpIpConfig tcp;

@@ -100,11 +100,8 @@ final class WorkerVerticle extends VerticleBase {
                 return;
             }
             if (assignment != null && abortCause == null) {
-                abortCause = new KoloException("generation " + assignment.generation() + " ended on this rank: it is "
-                        + "regrouping (rejoin)");
-                failPending(abortCause);
-                collectives.abort(abortCause);
-                observability.metrics.aborted(false);
+                endGeneration(new KoloException("generation " + assignment.generation() + " ended on this rank: it "
+                        + "is regrouping (rejoin)"), false);
             }
             changePending.set(false);
             joining = next;
@@ -239,13 +236,11 @@ final class WorkerVerticle extends VerticleBase {
             if ((lost != null || coordinatorLost) && assignment != null && abortCause == null) {
                 String who = lost != null ? "worker rank " + lost.rank() + " (" + lost.describe() + ")"
                         : "the coordinator (node " + shortId(gone) + ")";
-                abortCause = new WorkerLostException(who + " left the cluster; generation "
+                WorkerLostException cause = new WorkerLostException(who + " left the cluster; generation "
                         + assignment.generation() + " is aborted", lost != null ? lost.rank() : -1,
                         lost != null ? lost.host() : null);
-                LOG.warn(abortCause.getMessage());
-                failPending(abortCause);
-                collectives.abort(abortCause);
-                observability.metrics.aborted(lost != null);
+                LOG.warn(cause.getMessage());
+                endGeneration(cause, lost != null);
             }
         }
         if (!members.isEmpty() && !members.contains(coordinatorNode)) {
@@ -270,15 +265,21 @@ final class WorkerVerticle extends VerticleBase {
      */
     private void followOlderCluster(String oldest) {
         if (assignment != null && abortCause == null) {
-            abortCause = new KoloException("generation " + assignment.generation() + " ended on this rank: its cluster "
-                    + "merged into an older one (coordinator node " + shortId(oldest) + "); it rejoins there");
-            LOG.warn(abortCause.getMessage());
-            failPending(abortCause);
-            collectives.abort(abortCause);
-            observability.metrics.aborted(false);
+            KoloException cause = new KoloException("generation " + assignment.generation() + " ended on this rank: "
+                    + "its cluster merged into an older one (coordinator node " + shortId(oldest) + "); it rejoins there");
+            LOG.warn(cause.getMessage());
+            endGeneration(cause, false);
         }
         LOG.info("clusters merged: coordinator is now node {} (was {})", shortId(oldest), shortId(coordinatorNode));
         coordinatorNode = oldest;
+    }
+
+    /** Ends the current generation on this rank: its barriers and collectives fail with {@code cause}. */
+    private void endGeneration(KoloException cause, boolean workerLost) {
+        abortCause = cause;
+        failPending(cause);
+        collectives.abort(cause);
+        observability.metrics.aborted(workerLost);
     }
 
     private void maybeTakeCoordinatorRole() {

@@ -169,13 +169,7 @@ final class TlsWire implements Wire {
     }
 
     private void wrapHandshake() throws IOException {
-        netOut.clear();
-        SSLEngineResult r;
-        try {
-            r = engine.wrap(EMPTY, netOut);
-        } finally {
-            netOut.flip();
-        }
+        SSLEngineResult r = wrapEngineRecord();
         if (r.getStatus() == Status.CLOSED) {
             ch.write(netOut); // an alert, best effort
             throw new SSLHandshakeException("TLS was closed during the handshake");
@@ -244,12 +238,7 @@ final class TlsWire implements Wire {
     /** Tells the peer why (best effort) after a failed handshake. */
     private void sendAlert() {
         try {
-            netOut.clear();
-            try {
-                engine.wrap(EMPTY, netOut);
-            } finally {
-                netOut.flip();
-            }
+            wrapEngineRecord();
             ch.write(netOut);
         } catch (IOException | RuntimeException ignored) {
             // the peer learns from the close instead
@@ -305,13 +294,18 @@ final class TlsWire implements Wire {
             runTasks();
         } else if (hs == HandshakeStatus.NEED_WRAP && !netOut.hasRemaining()) {
             // Sent now if nothing else waits for the socket; otherwise the next wrap of a write carries it.
-            netOut.clear();
-            try {
-                engine.wrap(EMPTY, netOut);
-            } finally {
-                netOut.flip();
-            }
+            wrapEngineRecord();
             ch.write(netOut);
+        }
+    }
+
+    /** Puts the record the engine wants to send of its own (handshake, alert, key update) into the empty netOut. */
+    private SSLEngineResult wrapEngineRecord() throws SSLException {
+        netOut.clear();
+        try {
+            return engine.wrap(EMPTY, netOut);
+        } finally {
+            netOut.flip();
         }
     }
 
