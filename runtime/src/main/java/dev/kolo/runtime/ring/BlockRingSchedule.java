@@ -27,9 +27,8 @@ final class BlockRingSchedule extends Schedule {
     private int rsSteps;
     private int chunks;
     private int elementSize;
-    /** Two views of the caller's buffer: the writer and the reader move their cursors independently. */
-    private ByteBuffer sendView;
-    private ByteBuffer view;
+    /** Where the op's bytes live. */
+    private Region region;
     private DType dtype;
     private ReduceOp op;
     private double finalScale;
@@ -51,10 +50,9 @@ final class BlockRingSchedule extends Schedule {
      * @param dtype element type (for allgather, any type with the right element size, or null with elementSize 1)
      * @param chunkBytes pipeline chunk; must not exceed the staging buffer
      */
-    void configure(ByteBuffer sendView, ByteBuffer view, int ownShift, boolean rs, boolean ag, DType dtype, int elementSize,
+    void configure(Region region, int ownShift, boolean rs, boolean ag, DType dtype, int elementSize,
             ReduceOp op, double finalScale, int chunkBytes) {
-        this.sendView = sendView;
-        this.view = view;
+        this.region = region;
         this.own = mod(rank + ownShift, size);
         this.rsSteps = rs ? size - 1 : 0;
         this.dtype = dtype;
@@ -82,8 +80,7 @@ final class BlockRingSchedule extends Schedule {
     void beginSend(int u, FrameWriter w, long generation, long seq) {
         int step = u / chunks;
         int block = step < rsSteps ? mod(own - 1 - step, size) : mod(own - (step - rsSteps), size);
-        int off = chunkOffset(block, u % chunks);
-        w.begin(generation, seq, u, sendView, off, chunkOffset(block, u % chunks + 1) - off);
+        region.send(w, generation, seq, u, chunkOffset(block, u % chunks), chunkOffset(block, u % chunks + 1));
     }
 
     @Override
@@ -95,8 +92,7 @@ final class BlockRingSchedule extends Schedule {
             r.begin(staging, 0, chunkOffset(block, c + 1) - chunkOffset(block, c));
         } else {
             int block = mod(own - (step - rsSteps) - 1, size);
-            int off = chunkOffset(block, c);
-            r.begin(view, off, chunkOffset(block, c + 1) - off);
+            region.receive(r, chunkOffset(block, c), chunkOffset(block, c + 1));
         }
     }
 
@@ -109,12 +105,10 @@ final class BlockRingSchedule extends Schedule {
         int c = u % chunks;
         int block = mod(own - 2 - step, size);
         int off = chunkOffset(block, c);
-        int count = (chunkOffset(block, c + 1) - off) / elementSize;
-        view.clear(); // the reader left its cursors on the chunk; absolute accesses are checked against limit
-        staging.clear();
-        reducer.reduce(dtype, op, view, off, staging, 0, count);
+        int end = chunkOffset(block, c + 1);
+        region.reduce(reducer, dtype, op, off, end, staging);
         if (step == rsSteps - 1 && finalScale != 1.0) {
-            reducer.scale(dtype, view, off, count, finalScale); // once, by the owner: every rank gets the same bytes
+            region.scale(reducer, dtype, off, end, finalScale); // once, by the owner: every rank gets the same bytes
         }
         if (u == rsSteps * chunks - 1) {
             reduceScatterEndNanos = System.nanoTime(); // units arrive in order: this was the phase's last

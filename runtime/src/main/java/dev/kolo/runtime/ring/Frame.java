@@ -5,6 +5,10 @@ package dev.kolo.runtime.ring;
  * Both sides derive every frame's header from the agreed op, so the receiver checks all four fields.
  */
 final class Frame {
+    static final int GENERATION = 0;
+    static final int SEQUENCE = 8;
+    static final int CHUNK = 16;
+    static final int LENGTH = 20;
     static final int HEADER_BYTES = 24;
 
     private Frame() {

@@ -52,6 +52,7 @@ public final class Ring implements AutoCloseable {
     private final ChainBroadcast broadcast;
     private final PairwiseAlltoall alltoall;
     private final DirectAllreduce direct;
+    private final PeerExchange rounds;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
     private final int[] sendBounds;
@@ -98,6 +99,7 @@ public final class Ring implements AutoCloseable {
         this.sendBounds = new int[size + 1];
         this.recvBounds = new int[size + 1];
         this.barrierBuffer = ByteBuffer.allocateDirect(1);
+        this.rounds = new PeerExchange(transport, sendLinks, recvLinks);
     }
 
     /** @return this rank in the generation */
@@ -145,6 +147,50 @@ public final class Ring implements AutoCloseable {
                 return;
             }
             allreduce.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
+            lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+    }
+
+    /**
+     * Allreduce in place over several buffers taken as one, without copying them together: segment s is
+     * {@code views[s][0, lengths[s])}, the segments follow each other in this order (the same on every rank),
+     * and the result is as if they were one buffer. Each segment comes with two views of its buffer
+     * ({@code sendViews[s]} and {@code views[s]}, distinct duplicates, kept for it by the caller); each length is
+     * a whole number of elements. This is how a fused batch of large tensors is reduced in the tensors
+     * themselves.
+     *
+     * @throws WorkerLostException if a peer is lost or the ring was aborted
+     */
+    public void allreduce(long seq, ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments,
+            DType dtype, ReduceOp op, double prescale, double postscale) {
+        Objects.requireNonNull(dtype, "dtype");
+        Objects.requireNonNull(op, "op");
+        long total = 0;
+        for (int s = 0; s < segments; s++) {
+            if (lengths[s] % dtype.byteSize() != 0 || sendViews[s] == views[s]) {
+                throw new IllegalArgumentException("segment " + s + " of an allreduce: its length " + lengths[s]
+                        + " is not a whole number of " + dtype + " elements, or its two views are one buffer object");
+            }
+            checkRegion(sendViews[s], lengths[s], "allreduce segment " + s);
+            checkRegion(views[s], lengths[s], "allreduce segment " + s);
+            total += lengths[s];
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("an allreduce of " + total + " bytes exceeds " + Integer.MAX_VALUE);
+        }
+        checkOpen();
+        lastReduceScatterEndNanos = -1;
+        if (size() == 1 || total == 0) {
+            double finalScale = op == ReduceOp.AVERAGE ? postscale / size() : postscale;
+            for (int s = 0; s < segments && total > 0; s++) {
+                scaleLocally(views[s], 0, dtype, lengths[s] / dtype.byteSize(), prescale, finalScale);
+            }
+            return;
+        }
+        try {
+            allreduce.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
             lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
         } catch (RuntimeException e) {
             throw failed(e);
@@ -308,6 +354,111 @@ public final class Ring implements AutoCloseable {
         } catch (RuntimeException e) {
             throw failed(e);
         }
+    }
+
+    /**
+     * The buffer for this rank's next {@link #exchange} message, at least {@code capacity} bytes, written with
+     * absolute puts from offset 0. Grown (reallocated) only when a larger one is asked for.
+     */
+    public ByteBuffer exchangeOutbox(int capacity) {
+        return rounds.outbox(capacity);
+    }
+
+    /**
+     * Sends {@code exchangeOutbox()[0, length)} to every other rank and receives each one's message of the same
+     * {@code seq}, of any length up to {@code maxBytes} (its header says how long; a longer one is a protocol
+     * error). Every rank calls it with the same {@code seq} and {@code maxBytes}. Afterwards rank j's message
+     * is {@code exchangeInbox()[exchangeOffset(j), + exchangeLength(j))}; this rank's own is not copied there.
+     *
+     * @throws WorkerLostException if a peer is lost, stalls, or the ring was aborted
+     */
+    public void exchange(long seq, int length, int maxBytes) {
+        checkOpen();
+        if (size() == 1) {
+            return;
+        }
+        try {
+            rounds.run(seq, length, maxBytes);
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+    }
+
+    /** @return the buffer holding every peer's message of the last {@link #exchange} */
+    public ByteBuffer exchangeInbox() {
+        return rounds.inbox();
+    }
+
+    /** @return where rank {@code peer}'s message of the last {@link #exchange} starts in {@link #exchangeInbox()} */
+    public int exchangeOffset(int peer) {
+        return rounds.offset(peer);
+    }
+
+    /** @return how long rank {@code peer}'s message of the last {@link #exchange} is */
+    public int exchangeLength(int peer) {
+        return rounds.length(peer);
+    }
+
+    /**
+     * Between ops, on the op thread: waits up to {@code timeoutNanos} (0: only looks) for a peer to start the
+     * next op, i.e. for bytes (or the end of a connection) from any peer, or for {@link #wakeup()}.
+     *
+     * @return true when a peer has sent something; the next op (which must be the one it started) reads it
+     * @throws WorkerLostException if the ring was aborted
+     */
+    public boolean awaitIncoming(long timeoutNanos) {
+        checkOpen();
+        if (size() == 1) {
+            return false;
+        }
+        try {
+            return transport.awaitIncoming(recvLinks, timeoutNanos);
+        } catch (IOException e) {
+            throw failed(new WorkerLostException("generation " + generation() + ": waiting for peers failed: " + e,
+                    -1, null));
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+    }
+
+    /** Ends an {@link #awaitIncoming} (or an op's wait for its sockets) now, from any thread. */
+    public void wakeup() {
+        transport.wakeup();
+    }
+
+    /**
+     * For a thread that does not run ops but must learn when a peer starts one: waits up to
+     * {@code timeoutNanos} for bytes on any connection of the ring (or its end), or for {@link #idleWakeup()}.
+     * It may run beside an op on another thread (it then returns early, which is harmless).
+     *
+     * @return true when a connection has something to read
+     * @throws WorkerLostException if the ring was aborted
+     */
+    public boolean idleWait(long timeoutNanos) {
+        if (size() == 1) {
+            checkOpen();
+            return false;
+        }
+        try {
+            return transport.idleWait(timeoutNanos);
+        } catch (IOException e) {
+            throw failed(new WorkerLostException("generation " + generation() + ": waiting for peers failed: " + e,
+                    -1, null));
+        }
+    }
+
+    /** Ends an {@link #idleWait} now, from any thread. */
+    public void idleWakeup() {
+        transport.idleWakeup();
+    }
+
+    /**
+     * How the op thread waits for its peers' bytes: it polls for {@code spinNanos} after the last byte moved
+     * (spinning on its core, or yielding it when {@code yield}) before it parks in the selector. 0 parks at
+     * once. Poll by spinning only when every rank on the host has a core of its own.
+     */
+    public void polling(long spinNanos, boolean yield) {
+        transport.polling(spinNanos, yield);
     }
 
     /**

@@ -12,6 +12,7 @@ final class RingAllgather {
     private final Link right;
     private final BlockRingSchedule schedule;
     private final int chunkBytes;
+    private final ContiguousRegion contiguous = new ContiguousRegion();
 
     RingAllgather(Transport transport, Link left, Link right, BlockRingSchedule schedule, int chunkBytes) {
         this.transport = transport;
@@ -29,7 +30,11 @@ final class RingAllgather {
         for (int b = 0; b < size; b++) {
             bounds[b + 1] = bounds[b] + byteCounts[b];
         }
-        schedule.configure(sendView, view, 0, false, true, null, 1, null, 1.0, chunkBytes);
-        transport.run(schedule, right, left, seq);
+        schedule.configure(contiguous.of(sendView, view), 0, false, true, null, 1, null, 1.0, chunkBytes);
+        try {
+            transport.run(schedule, right, left, seq);
+        } finally {
+            contiguous.clear();
+        }
     }
 }

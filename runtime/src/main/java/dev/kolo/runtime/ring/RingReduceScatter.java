@@ -12,6 +12,7 @@ final class RingReduceScatter {
     private final BlockRingSchedule schedule;
     private final Reducer reducer;
     private final int chunkBytes;
+    private final ContiguousRegion contiguous = new ContiguousRegion();
 
     RingReduceScatter(Transport transport, Link left, Link right, BlockRingSchedule schedule, Reducer reducer,
             int chunkBytes) {
@@ -38,7 +39,11 @@ final class RingReduceScatter {
             reducer.scale(dtype, view, 0, bounds[size] / esize, prescale);
         }
         double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
-        schedule.configure(sendView, view, 0, true, false, dtype, esize, op, finalScale, chunkBytes);
-        transport.run(schedule, right, left, seq);
+        schedule.configure(contiguous.of(sendView, view), 0, true, false, dtype, esize, op, finalScale, chunkBytes);
+        try {
+            transport.run(schedule, right, left, seq);
+        } finally {
+            contiguous.clear();
+        }
     }
 }

@@ -246,6 +246,11 @@ final class TlsWire implements Wire {
     }
 
     @Override
+    public boolean buffered() {
+        return appIn.hasRemaining() || netIn.hasRemaining();
+    }
+
+    @Override
     public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
         long produced = appIn.hasRemaining() ? drain(dsts, offset, length) : 0;
         while (hasRemaining(dsts, offset, length)) {

@@ -29,6 +29,12 @@ final class Transport {
     final int size;
     final ByteBuffer staging;
     private final Selector selector;
+    /**
+     * Watches every link for incoming bytes while no op runs, for a thread that waits without owning the ring
+     * (the worker's collective thread while a caller may drive ops): separate from {@link #selector}, so the
+     * two never contend for one selector and its interest sets are never changed under it.
+     */
+    private final Selector idleSelector;
     private final long progressTimeoutNanos;
     private volatile WorkerLostException abortCause;
     /** Test hook: after this many frames sent by one op, the rank "crashes" (closes all sockets abruptly). */
@@ -36,6 +42,12 @@ final class Transport {
 
     private final Link[] links; // every link of this generation, for abort
     private int linkCount;
+    /** How long a wait polls after the last progress before it parks; 0 parks at once. */
+    private volatile long spinNanos;
+    /** Poll by yielding the core (ranks outnumber cores) rather than by spinning on it. */
+    private volatile boolean yieldWhilePolling;
+    private boolean incoming;
+    private final Consumer<SelectionKey> markIncoming = k -> incoming = true;
 
     Transport(long generation, int rank, int size, int chunkBytes, long progressTimeoutNanos) throws IOException {
         this.generation = generation;
@@ -44,6 +56,7 @@ final class Transport {
         this.progressTimeoutNanos = progressTimeoutNanos;
         this.staging = ByteBuffer.allocateDirect(chunkBytes).order(ByteOrder.LITTLE_ENDIAN);
         this.selector = Selector.open();
+        this.idleSelector = Selector.open();
         this.links = new Link[2 * size];
     }
 
@@ -55,6 +68,7 @@ final class Transport {
         }
         link.channel.configureBlocking(false);
         link.registered(link.channel.register(selector, 0));
+        link.channel.register(idleSelector, SelectionKey.OP_READ);
         links[linkCount++] = link;
     }
 
@@ -128,8 +142,6 @@ final class Transport {
                 if (progressed) {
                     lastProgress = System.nanoTime();
                 } else {
-                    // No spinning before parking: with several ranks per core, a spinning rank steals the CPU
-                    // its peers need to produce what it waits for (measured: 2-3x slower at np 4 on 2 cores).
                     lastProgress = await(sendLink, writing && writeBlocked, recvLink, received < s.recvUnits,
                             lastProgress, seq);
                 }
@@ -171,24 +183,113 @@ final class Transport {
                 recvLink.interest(wantRead ? SelectionKey.OP_READ : 0);
             }
         }
+        // Blame the peer we wait for: the right one if it stopped draining our writes, else the left one.
+        return park(wantWrite || recvLink == null ? sendLink : recvLink, lastProgress, seq);
+    }
+
+    /**
+     * Waits for a socket whose interest the caller has set: polls for {@link #spinNanos} after the last
+     * progress (the peer's bytes are usually microseconds away; a parked thread takes tens to wake), then
+     * parks in the selector until one is ready, the progress deadline passes or the transport is aborted.
+     *
+     * @param culprit the link to blame when nothing moves before the deadline
+     * @return {@code lastProgress}, unchanged
+     */
+    long park(Link culprit, long lastProgress, long seq) throws IOException {
         long waited = System.nanoTime() - lastProgress;
+        if (waited < spinNanos) {
+            poll();
+            return lastProgress;
+        }
         if (waited >= progressTimeoutNanos) {
-            // Blame the peer we wait for: the right one if it stopped draining our writes, else the left one.
-            Link culprit = wantWrite || recvLink == null ? sendLink : recvLink;
             throw lost(culprit, "made no progress for " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms", seq, null);
         }
         selector.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(progressTimeoutNanos - waited) + 1));
         return lastProgress;
     }
 
-    private void checkAbort() {
+    /** One step of a polling wait: spin on the core, or give it up when ranks outnumber cores. */
+    private void poll() {
+        if (yieldWhilePolling) {
+            Thread.yield();
+        } else {
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Between ops, by the thread that owns the ring: waits up to {@code timeoutNanos} (0: only looks) for bytes
+     * from any of {@code links}, which is how a rank learns that a peer has started the next op (or closed its
+     * connection), or for {@link #wakeup}. Every other link's interest is cleared, so nothing else ends the wait.
+     *
+     * @return true when one of the links has bytes to read (or is closed)
+     */
+    boolean awaitIncoming(Link[] links, long timeoutNanos) throws IOException {
+        checkAbort();
+        for (Link l : links) {
+            if (l != null && l.wire.buffered()) {
+                return true;
+            }
+        }
+        for (int i = 0; i < linkCount; i++) {
+            this.links[i].interest(0);
+        }
+        for (Link l : links) {
+            if (l != null) {
+                l.interest(SelectionKey.OP_READ);
+            }
+        }
+        incoming = false;
+        try {
+            if (timeoutNanos <= 0) {
+                selector.selectNow(markIncoming);
+            } else {
+                selector.select(markIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+            }
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            checkAbort();
+            throw e;
+        }
+        return incoming;
+    }
+
+    /**
+     * Between ops, by a thread that does not own the ring: waits up to {@code timeoutNanos} for bytes on any
+     * link (a peer started an op, or a connection ended) or for {@link #idleWakeup}. A TLS wire's read-ahead
+     * is not seen here; the owner's {@link #awaitIncoming} sees it.
+     *
+     * @return true when a link has bytes to read (or is closed)
+     */
+    boolean idleWait(long timeoutNanos) throws IOException {
+        checkAbort();
+        incoming = false;
+        try {
+            idleSelector.select(markIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            checkAbort();
+            throw e;
+        }
+        return incoming;
+    }
+
+    /** Ends an {@link #awaitIncoming} (or an op's wait for its sockets) now, from any thread. */
+    void wakeup() {
+        selector.wakeup();
+    }
+
+    /** Ends an {@link #idleWait} now, from any thread. */
+    void idleWakeup() {
+        idleSelector.wakeup();
+    }
+
+    void checkAbort() {
         WorkerLostException cause = abortCause;
         if (cause != null) {
             throw copy(cause);
         }
     }
 
-    private WorkerLostException lostOrAborted(Link link, IOException e, long seq) {
+    WorkerLostException lostOrAborted(Link link, IOException e, long seq) {
         WorkerLostException cause = abortCause;
         if (cause != null) {
             return copy(cause);
@@ -237,12 +338,24 @@ final class Transport {
         return cause;
     }
 
+    /**
+     * Sets how long waits poll before parking, and how. Polling saves the wake-up of a parked thread (tens of
+     * microseconds) but spinning steals the CPU a peer on the same core needs to produce what is waited for
+     * (measured: 2-3x slower at np 4 on 2 cores): spin only when every rank on the host has a core of its own,
+     * else yield the core while polling.
+     */
+    void polling(long spinNanos, boolean yield) {
+        this.spinNanos = Math.max(0, spinNanos);
+        this.yieldWhilePolling = yield;
+    }
+
     WorkerLostException abortCause() {
         return abortCause;
     }
 
     void closeSelector() {
         Io.closeQuietly(selector);
+        Io.closeQuietly(idleSelector);
     }
 
     private void crashForTest() {

@@ -18,6 +18,14 @@ interface Wire extends ScatteringByteChannel, GatheringByteChannel {
     /** @return true when everything written so far has been handed to the socket */
     boolean flushed();
 
+    /**
+     * @return true when bytes already taken off the socket wait in this wire (TLS records read ahead): the
+     *         socket is then not readable although a read would deliver something
+     */
+    default boolean buffered() {
+        return false;
+    }
+
     @Override
     default long read(java.nio.ByteBuffer[] dsts) throws java.io.IOException {
         return read(dsts, 0, dsts.length);

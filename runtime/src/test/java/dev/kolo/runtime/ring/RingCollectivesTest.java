@@ -113,6 +113,50 @@ class RingCollectivesTest {
         }
     }
 
+    @ParameterizedTest(name = "segmented allreduce np={0} {1}")
+    @MethodSource("sizesAndTypes")
+    void anAllreduceOverSegmentsEqualsTheSameOverOneBuffer(int n, DType t) throws Exception {
+        // Segments of many sizes (empty ones, a lone element, some not divisible by the ring size, one larger
+        // than a chunk) so that frames, reductions and scalings cut across segment bounds everywhere.
+        int[] lengths = {0, 5, 1, 0, 3000, 7 * n + 3, 9_001, 0, 17, 2};
+        int total = IntStream.of(lengths).sum();
+        TestRings c = ring(n);
+        for (Case cs : List.of(new Case(ReduceOp.SUM, total, 1.0, 1.0), new Case(ReduceOp.AVERAGE, total, 0.5, 3.0),
+                new Case(ReduceOp.MAX, total, 1.0, 2.0))) {
+            long base = c.reserve(2);
+            List<byte[][]> results = c.onAll((rank, ring) -> {
+                ByteBuffer whole = Elements.direct(total * t.byteSize());
+                ByteBuffer[] send = new ByteBuffer[lengths.length];
+                ByteBuffer[] views = new ByteBuffer[lengths.length];
+                int[] bytes = new int[lengths.length];
+                for (int s = 0, at = 0; s < lengths.length; at += lengths[s], s++) {
+                    ByteBuffer seg = Elements.direct(Math.max(1, lengths[s]) * t.byteSize());
+                    for (int i = 0; i < lengths[s]; i++) {
+                        Elements.put(t, seg, i, input(t, cs.op(), rank, at + i));
+                        Elements.put(t, whole, at + i, input(t, cs.op(), rank, at + i));
+                    }
+                    send[s] = seg.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                    views[s] = seg.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                    bytes[s] = lengths[s] * t.byteSize();
+                }
+                ring.allreduce(base, whole, t, total, cs.op(), cs.prescale(), cs.postscale());
+                ring.allreduce(base + 1, send, views, bytes, lengths.length, t, cs.op(), cs.prescale(),
+                        cs.postscale());
+                ByteBuffer joined = Elements.direct(total * t.byteSize());
+                for (int s = 0, at = 0; s < lengths.length; at += bytes[s], s++) {
+                    joined.put(at, views[s].clear(), 0, bytes[s]);
+                }
+                return new byte[][] {Elements.bytes(whole, 0, total * t.byteSize()),
+                        Elements.bytes(joined, 0, total * t.byteSize())};
+            }, 60);
+            for (int r = 0; r < n; r++) {
+                assertArrayEquals(results.get(r)[0], results.get(r)[1], "rank " + r + ": segments differ from one "
+                        + "buffer for " + cs);
+                assertArrayEquals(results.get(0)[1], results.get(r)[1], "ranks 0 and " + r + " differ for " + cs);
+            }
+        }
+    }
+
     /** Checks elements [from, from + count) of the result (at element offset {@code at}) against the reference. */
     static void checkAgainstReference(int n, DType t, Case cs, ByteBuffer result, int at, int from, int count) {
         ByteBuffer one = Elements.direct(8);
