@@ -17,14 +17,22 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Chrome trace (JSON array of events, opens in Perfetto and chrome://tracing): one process per rank, one
- * track per tensor. A background thread writes the events; each write replaces the closing bracket and
- * appends it again in a single positioned write, so the file is valid JSON after every event, even if the
- * process is killed. When the queue is full, events are dropped and counted rather than blocking training.
+ * track per tensor. A background thread writes the events. When the queue is full, events are dropped and
+ * counted rather than blocking training.
+ *
+ * <p>A killed worker leaves complete events only: the file is written in whole 4 KiB pages at page-aligned
+ * offsets, one write per page (the page being filled is rewritten, padded with spaces, until it is full), and
+ * no event is split across pages. A write within one page is all or nothing even if the process is killed
+ * during it, since Linux checks for a fatal signal only between the pages of a write. The closing bracket,
+ * which the trace format makes optional, is written by {@link #close()}: a killed worker's file is the events
+ * written so far without it.
  */
 final class ChromeTraceTimeline implements Timeline {
     private static final Logger LOG = LoggerFactory.getLogger(ChromeTraceTimeline.class);
     private static final int QUEUE = 65536;
     private static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** The unit of an all-or-nothing write. */
+    static final int PAGE = 4096;
 
     private final FileChannel file;
     private final BlockingQueue<Event> queue = new ArrayBlockingQueue<>(QUEUE);
@@ -33,7 +41,10 @@ final class ChromeTraceTimeline implements Timeline {
     private final Map<String, Integer> tracks = new HashMap<>();
     private final AtomicLong dropped = new AtomicLong();
     private final int pid;
-    private long position;
+    /** The page being filled, and where it goes in the file. */
+    private final byte[] page = new byte[PAGE];
+    private int pageUsed;
+    private long pageAt;
     private boolean first = true;
     private volatile boolean closed;
 
@@ -48,7 +59,9 @@ final class ChromeTraceTimeline implements Timeline {
             }
             this.file = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                     StandardOpenOption.TRUNCATE_EXISTING);
-            this.position = file.write(ByteBuffer.wrap("[\n]".getBytes(StandardCharsets.UTF_8)), 0) - 1;
+            page[0] = '[';
+            page[1] = '\n';
+            pageUsed = 2;
         } catch (IOException e) {
             throw new KoloException("cannot write the timeline to " + path + " (" + e.getMessage()
                     + "); fix KOLO_TIMELINE or unset it");
@@ -88,17 +101,18 @@ final class ChromeTraceTimeline implements Timeline {
      */
     private void drain() {
         java.util.ArrayList<Event> batch = new java.util.ArrayList<>(1024);
-        StringBuilder out = new StringBuilder(1 << 16);
+        StringBuilder out = new StringBuilder(1024);
         while (true) {
             boolean last = closed;
             queue.drainTo(batch);
             if (!batch.isEmpty()) {
-                out.setLength(0);
                 for (Event e : batch) {
+                    out.setLength(0);
                     format(e, out);
+                    add(out);
                 }
                 batch.clear();
-                write(out);
+                flushPage();
             }
             if (last) {
                 return;
@@ -150,26 +164,55 @@ final class ChromeTraceTimeline implements Timeline {
     }
 
     /**
-     * Overwrites the closing bracket with {@code events} (each starting with ",\n") and a new closing bracket,
-     * in one positioned write.
+     * Adds events (each starting with ",\n", the first one's separator dropped) to the page being filled; a page
+     * that is full is written and the next one begun, so that no event spans two pages.
      */
-    private synchronized void write(CharSequence events) {
-        CharSequence body = first ? events.subSequence(2, events.length()) : events; // no separator before the first
+    private synchronized void add(CharSequence events) {
+        CharSequence body = first ? events.subSequence(2, events.length()) : events;
         first = false;
-        byte[] bytes = (body + "\n]").getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = body.toString().getBytes(StandardCharsets.UTF_8);
+        if (pageUsed + bytes.length > PAGE && pageUsed > 0) {
+            flushPage();
+            pageAt += PAGE;
+            pageUsed = 0;
+        }
+        int at = 0;
+        while (bytes.length - at > PAGE - pageUsed) { // an event larger than a page: the one case that spans pages
+            int n = PAGE - pageUsed;
+            System.arraycopy(bytes, at, page, pageUsed, n);
+            pageUsed = PAGE;
+            flushPage();
+            pageAt += PAGE;
+            pageUsed = 0;
+            at += n;
+        }
+        System.arraycopy(bytes, at, page, pageUsed, bytes.length - at);
+        pageUsed += bytes.length - at;
+    }
+
+    /** Writes the page being filled, padded with spaces to a whole page, in one positioned write. */
+    private synchronized void flushPage() {
+        java.util.Arrays.fill(page, pageUsed, PAGE, (byte) ' ');
+        write(ByteBuffer.wrap(page), pageAt);
+    }
+
+    private void write(ByteBuffer b, long at) {
         try {
-            ByteBuffer b = ByteBuffer.wrap(bytes);
-            long at = position;
             while (b.hasRemaining()) {
                 at += file.write(b, at);
             }
-            position += bytes.length - 1;
         } catch (IOException e) {
             if (!closed) {
                 LOG.warn("timeline write failed, disabling it: {}", e.toString());
             }
             closed = true;
         }
+    }
+
+    /** For the metadata event at start-up (on the caller's thread, before any other event). */
+    private void write(CharSequence events) {
+        add(events);
+        flushPage();
     }
 
     static String escape(String s) {
@@ -197,6 +240,12 @@ final class ChromeTraceTimeline implements Timeline {
         java.util.concurrent.locks.LockSupport.unpark(writer);
         try {
             writer.join(5000);
+            synchronized (this) {
+                byte[] end = "\n]\n".getBytes(StandardCharsets.UTF_8);
+                ByteBuffer last = ByteBuffer.allocate(pageUsed + end.length).put(page, 0, pageUsed).put(end).flip();
+                write(last, pageAt);
+                file.truncate(pageAt + pageUsed + end.length);
+            }
             file.force(true);
             file.close();
         } catch (InterruptedException | IOException e) {
