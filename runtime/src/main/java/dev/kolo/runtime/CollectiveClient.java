@@ -1,75 +1,119 @@
 package dev.kolo.runtime;
 
 import dev.kolo.runtime.ControlMessage.Assignment;
-import dev.kolo.runtime.ControlMessage.CachedOpRequest;
-import dev.kolo.runtime.ControlMessage.JoinRequest;
 import dev.kolo.runtime.ControlMessage.JoinResponse;
-import dev.kolo.runtime.ControlMessage.OpRequest;
 import dev.kolo.runtime.ControlMessage.OpResponse;
-import dev.kolo.runtime.ControlMessage.ResponseEntry;
-import io.vertx.core.eventbus.DeliveryOptions;
+import dev.kolo.runtime.ring.Reducer;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A rank's side of the collectives. Training threads submit named ops here; requests go to the
- * coordinator; its responses are executed strictly in sequence order on one collective thread, which owns
- * the data plane of the current generation. When the generation is aborted every pending op fails at once.
+ * A rank's side of the collectives. Training threads submit named ops here; the {@link RankGeneration} of the
+ * current generation agrees on them with the other ranks and executes them, in the same order on every rank.
+ *
+ * <p><b>Who drives.</b> The engine (queues, agreement rounds, the data plane) runs under one lock, on whichever
+ * thread holds it: a caller blocked on its own op drives the engine itself until the op is done, so a blocking
+ * collective costs no hand-off between threads (each one a park and a wake-up, tens of microseconds); the
+ * worker's collective thread drives whenever no caller does, so asynchronous ops progress while the training
+ * thread computes, and a rank takes part in rounds its peers start. A thread that owns the engine and has
+ * nothing to do polls its peers briefly (they usually answer within microseconds), then parks in the data
+ * plane's selector; the collective thread waits without the lock, on a selector of its own, so a caller can
+ * take over at once.
  */
-final class CollectiveClient implements AutoCloseable {
+final class CollectiveClient implements AutoCloseable, RankGeneration.Completion {
     private static final Logger LOG = LoggerFactory.getLogger(CollectiveClient.class);
+    /**
+     * How long a thread that owns the engine polls for its peers after the last work before it parks: a peer
+     * usually answers within tens of microseconds, and a parked thread takes tens of microseconds to wake
+     * (measured: 23 us per park/unpark hand-off on the 2-core machine; 4-byte allreduce at np 4 173 us with
+     * 1 ms of polling against 260 us with none).
+     */
+    static final long POLL_NANOS = 1_000_000;
+    /** Longest single park: every deadline is computed, this only bounds the cost of a missed wake-up. */
+    private static final long MAX_PARK_NANOS = 50_000_000;
+    /**
+     * How long the collective thread parks while callers drive before it looks again: the longest a peer's
+     * round waits for this rank's answer when no caller drives and nothing is pending here (a rank with pending
+     * work is answered at once).
+     */
+    private static final long COLLECTIVE_PARK_NANOS = 1_000_000;
+    /**
+     * How long a caller polls for the engine lock (the collective thread holds it for a round, typically tens of
+     * microseconds) before it parks until the lock is free or its op is done.
+     */
+    private static final long LOCK_POLL_NANOS = 500_000;
 
     private final ClusterNode node;
     private final DataPlaneFactory dataPlanes;
-    private final DeliveryOptions control = new DeliveryOptions().setCodecName(ControlCodec.NAME);
-    private final Map<String, PendingOp> inFlight = new ConcurrentHashMap<>();
-    private final BlockingQueue<Runnable> tasks = new LinkedBlockingQueue<>();
-    private final Thread thread;
-    private volatile Generation current;
-    private volatile boolean closed;
-
-    // Confined to the collective thread.
-    private final TreeMap<Long, ControlMessage> early = new TreeMap<>();
-    private final Map<Long, Long> arrivals = new HashMap<>();
-    private long nextSequence;
-    private boolean joined;
-    private CompletableFuture<Integer> joinResult;
-
+    private final Reducer reducer;
     private final Observability observability;
+    private final Map<String, PendingOp> inFlight = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<PendingOp> submissions = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final ReentrantLock engine = new ReentrantLock();
+    private final AtomicInteger callers = new AtomicInteger();
+    private final Thread thread;
+    private volatile RankGeneration current;
+    private volatile boolean closed;
+    /** The collective thread waits without the lock: in the ring's idle wait, or parked. */
+    private volatile boolean collectiveIdle;
+    /** The thread that holds the lock and is blocked waiting for peers or work, if any. */
+    private volatile Thread ownerWaiting;
+    /** The collective thread is parked because callers drive (or the lock was taken). */
+    private volatile boolean collectiveParked;
+    /** Callers parked until the engine is free to drive again (or their op completes). */
+    private final java.util.Set<Thread> parkedCallers = ConcurrentHashMap.newKeySet();
+    /** When the lock holder last saw its next deadline: the collective thread's idle wait ends by then. */
+    private volatile long engineDeadline = Long.MAX_VALUE;
 
-    CollectiveClient(ClusterNode node, DataPlaneFactory dataPlanes, String threadName, Observability observability) {
+    // Guarded by the engine lock.
+    /** Ops of a generation whose data plane is not open yet. */
+    private final ArrayDeque<PendingOp> early = new ArrayDeque<>();
+    private RankGeneration opened;
+    private long pollNanos;
+    private boolean yieldWhilePolling;
+
+    CollectiveClient(ClusterNode node, DataPlaneFactory dataPlanes, Reducer reducer, String threadName,
+                     Observability observability) {
         this.node = node;
-        this.observability = observability;
         this.dataPlanes = dataPlanes;
+        this.reducer = reducer;
+        this.observability = observability;
         this.thread = new Thread(this::loop, threadName);
         this.thread.setDaemon(true);
         this.thread.start();
     }
 
-    /** Submits one named op; the future completes with the result or the op's failure. */
-    CompletableFuture<Tensor> submit(OpSpec spec, Tensor input) {
-        return submit(spec, input, null);
-    }
+    // ---------------------------------------------------------------- any thread
 
-    /** As {@link #submit(OpSpec, Tensor)}, writing the result into {@code output} (may be the input itself). */
-    CompletableFuture<Tensor> submit(OpSpec spec, Tensor input, Tensor output) {
-        Generation g = current;
+    /**
+     * Submits one named op; the future completes with the result or the op's failure.
+     *
+     * @param output where an allreduce writes its result (may be the input itself), or null for a new tensor
+     * @param waitForIt the caller will {@link #await} the op at once and so drive the engine itself: the
+     *        collective thread is not woken for it
+     */
+    CompletableFuture<Tensor> submit(OpSpec spec, Tensor input, Tensor output, boolean waitForIt) {
+        RankGeneration g = current;
         if (g == null) {
             return CompletableFuture.failedFuture(new KoloException("no generation: the worker is closed"));
         }
         if (g.abortCause != null) {
             return CompletableFuture.failedFuture(g.abortCause);
         }
-        PendingOp op = new PendingOp(spec, input, output, new CompletableFuture<>());
+        PendingOp op = new PendingOp(spec, input, output, g, new OpFuture(this));
         if (inFlight.putIfAbsent(spec.name, op) != null) {
             throw new IllegalArgumentException("tensor name '" + spec.name + "' is already in flight on this rank; "
                     + "wait for that op to complete or use another name");
@@ -78,274 +122,164 @@ final class CollectiveClient implements AutoCloseable {
             inFlight.remove(spec.name, op);
             return CompletableFuture.failedFuture(g.abortCause);
         }
-        if (g.size == 1) {
-            tasks.add(() -> runLocally(g, op));
-        } else {
-            Integer id = spec.cacheable() ? g.cacheIds.get(spec) : null;
-            observability.metrics.cacheHit(id != null);
-            ControlMessage request = id != null ? new CachedOpRequest(g.generation, g.rank, id)
-                    : new OpRequest(g.generation, g.rank, spec);
-            node.vertx().eventBus().send(g.coordinatorAddress, node.seal(g.coordinatorNode, request), control);
+        submissions.add(op);
+        if (!waitForIt) {
+            wake();
         }
         return op.future;
     }
 
     /** Tells the coordinator this rank has joined; completes with the last rank to join. */
     CompletableFuture<Integer> join() {
-        Generation g = current;
+        RankGeneration g = current;
         if (g == null || g.abortCause != null) {
             return CompletableFuture.failedFuture(g == null ? new KoloException("no generation") : g.abortCause);
         }
         CompletableFuture<Integer> result = new CompletableFuture<>();
         tasks.add(() -> {
-            if (joinResult != null && !joinResult.isDone()) {
-                result.completeExceptionally(new IllegalStateException("join() is already in progress on this rank"));
-                return;
-            }
-            joined = true;
-            joinResult = result;
-            if (g.size == 1) {
-                joined = false;
-                result.complete(g.rank);
+            if (g != current || g.abortCause != null) {
+                result.completeExceptionally(g.abortCause != null ? g.abortCause
+                        : new KoloException("generation " + g.generation + " ended before join() ran"));
             } else {
-                node.vertx().eventBus().send(g.coordinatorAddress,
-                        node.seal(g.coordinatorNode, new JoinRequest(g.generation, g.rank)), control);
+                g.join(result);
             }
         });
+        wake();
         return result;
     }
 
-    /** A new generation was agreed: drop the old data plane and open this one's (on the collective thread). */
-    void onAssignment(Assignment a, WorkerInfo self) {
-        Generation g = new Generation(a, self, a.coordinatorNode(), node.addresses().coordinator(a.coordinatorNode()));
-        Generation previous = current;
-        current = g; // with its own, empty, response-cache mirror
-        tasks.add(() -> {
-            if (previous != null && previous.dataPlane != null) {
-                previous.dataPlane.close();
-            }
-            nextSequence = 0;
-            early.clear();
-            try {
-                g.open(dataPlanes);
-            } catch (KoloException e) {
-                abort(g, e);
-            }
-        });
+    /**
+     * Waits for {@code f} until the System.nanoTime() {@code deadline}, driving the engine meanwhile when no
+     * other thread does; rethrows the op's own exception unwrapped.
+     *
+     * @throws Kolo.KoloTimeout past the deadline
+     */
+    <T> T await(CompletableFuture<T> f, long deadline) {
+        drive(f, deadline);
+        return Kolo.await(f, deadline);
     }
 
-    /** Ends the generation: wakes the data plane and fails every pending op with {@code cause}. */
+    /**
+     * Waits until {@code f} is done, driving the engine meanwhile when no other thread does.
+     *
+     * @throws Kolo.KoloTimeout past the System.nanoTime() {@code deadline}
+     */
+    void drive(CompletableFuture<?> f, long deadline) {
+        if (engine.isHeldByCurrentThread()) {
+            return; // a wait inside a completion callback: the engine must not run nested in itself
+        }
+        if (!f.isDone()) {
+            Thread me = Thread.currentThread();
+            boolean unparkOnDone = false;
+            callers.incrementAndGet();
+            try {
+                long lockPollUntil = System.nanoTime() + LOCK_POLL_NANOS;
+                while (!f.isDone()) {
+                    long now = System.nanoTime();
+                    if (now - deadline >= 0) {
+                        throw new Kolo.KoloTimeout();
+                    }
+                    if (canDrive() && engine.tryLock()) {
+                        try {
+                            driveLocked(f, deadline);
+                        } finally {
+                            released();
+                        }
+                    } else if (now - lockPollUntil < 0) {
+                        Thread.yield(); // the holder may need this core to finish
+                    } else {
+                        // Another thread drives: its op may complete ours, or it lets go of the engine first.
+                        if (!unparkOnDone) {
+                            f.whenComplete((r, e) -> LockSupport.unpark(me));
+                            unparkOnDone = true;
+                        }
+                        parkedCallers.add(me);
+                        try {
+                            if (!f.isDone() && (engine.isLocked() || !canDrive())) {
+                                LockSupport.parkNanos(Math.min(deadline - now, MAX_PARK_NANOS));
+                            }
+                        } finally {
+                            parkedCallers.remove(me);
+                        }
+                        if (Thread.interrupted()) {
+                            Thread.currentThread().interrupt();
+                            throw new KoloException("interrupted while waiting for a collective");
+                        }
+                    }
+                }
+            } finally {
+                callers.decrementAndGet();
+            }
+        }
+    }
+
+    /** A new generation was agreed: its data plane opens on the collective thread. */
+    void onAssignment(Assignment a, WorkerInfo self) {
+        current = new RankGeneration(a, self, node, observability, this);
+        wake();
+    }
+
+    /** Called from the event loop when the coordinator's instruction arrives. */
+    void onResponse(ControlMessage m) {
+        long arrived = System.nanoTime();
+        long generation = m instanceof OpResponse r ? r.generation() : ((JoinResponse) m).generation();
+        tasks.add(() -> {
+            RankGeneration g = current;
+            if (g != null && g.generation == generation && g.abortCause == null) {
+                g.onResponse(m, arrived);
+            }
+        });
+        wake();
+    }
+
+    /** Ends the current generation: wakes the data plane and fails every pending op with {@code cause}. */
     void abort(KoloException cause) {
         abort(current, cause);
     }
 
     /**
-     * Ends generation {@code g}. A late failure of an older generation (its op was still running on this thread
-     * when the next generation was assigned, e.g. a connection its peer closed on its own abort) ends only that
-     * generation, whose ops already failed when it was aborted: it must not abort the new one, or this rank
-     * alone would leave the new generation and the others would wait for it (found by bench chaos partition-3-2).
+     * Membership saw a worker of the current generation leave: the generation ends with that cause. If the data
+     * plane ended it first (a surviving peer closed its connections on its own abort, which names that peer),
+     * later ops fail with this cause instead, which names the worker that was really lost.
      */
-    private void abort(Generation g, KoloException cause) {
-        if (g != null && g.abortCause == null) {
+    void workerLost(WorkerLostException cause) {
+        RankGeneration g = current;
+        abort(g, cause);
+        if (g != null) {
+            g.abortCause = cause;
+        }
+    }
+
+    /**
+     * Ends generation {@code g}. A late failure of an older generation (its op was still running when the next
+     * generation was assigned, e.g. a connection its peer closed on its own abort) ends only that generation,
+     * whose ops already failed when it was aborted: it must not abort the new one, or this rank alone would
+     * leave the new generation and the others would wait for it (found by bench chaos partition-3-2).
+     */
+    @Override
+    public void abort(RankGeneration g, KoloException cause) {
+        if (g == null) {
+            return;
+        }
+        if (g.abortCause == null) {
             g.abortCause = cause;
             DataPlane dp = g.dataPlane;
             if (dp != null) {
                 dp.abort(cause);
             }
         }
-        if (g != current) {
-            return;
-        }
         for (PendingOp op : new ArrayList<>(inFlight.values())) {
-            if (inFlight.remove(op.spec.name, op)) {
+            if (op.generation == g && inFlight.remove(op.spec.name, op)) {
                 op.future.completeExceptionally(cause);
             }
         }
-        tasks.add(() -> {
-            if (joinResult != null) {
-                joinResult.completeExceptionally(cause);
-                joined = false;
-            }
-        });
-    }
-
-    /** Called from the event loop when the coordinator's instruction arrives. */
-    void onResponse(ControlMessage m) {
-        long arrived = System.nanoTime();
-        tasks.add(() -> accept(m, arrived));
-    }
-
-    private void accept(ControlMessage m, long arrivedNanos) {
-        Generation g = current;
-        long generation = m instanceof OpResponse r ? r.generation() : ((JoinResponse) m).generation();
-        long sequence = m instanceof OpResponse r ? r.sequence() : ((JoinResponse) m).sequence();
-        if (g == null || generation != g.generation || sequence < nextSequence) {
-            return; // stale
-        }
-        early.put(sequence, m);
-        arrivals.put(sequence, arrivedNanos);
-        while (!early.isEmpty() && early.firstKey() == nextSequence) {
-            ControlMessage next = early.pollFirstEntry().getValue();
-            long arrived = arrivals.remove(nextSequence);
-            nextSequence++;
-            if (next instanceof OpResponse r) {
-                execute(g, r, arrived);
-            } else {
-                JoinResponse j = (JoinResponse) next;
-                joined = false;
-                if (joinResult != null) {
-                    joinResult.complete(j.lastRank());
-                }
-            }
-        }
-    }
-
-    private void execute(Generation g, OpResponse r, long arrivedNanos) {
-        long started = System.nanoTime();
-        String malformed = ControlChecks.response(r, g.size);
-        if (malformed != null) {
-            protocolError(malformed);
-            return;
-        }
-        // Mirror the coordinator's cache: new ids first, then evictions. A response that brings more new specs
-        // than the cache holds evicts some of its own, so evicting first would keep those forever (a leak of
-        // one spec per such entry and step, found by bench soak).
-        for (ResponseEntry e : r.entries()) {
-            if (e.spec() != null && e.cacheId() >= 0) {
-                g.cacheSpecs.put(e.cacheId(), e.spec());
-                g.cacheIds.put(e.spec(), e.cacheId());
-            }
-        }
-        for (int id : r.evicted()) {
-            OpSpec old = g.cacheSpecs.remove(id);
-            if (old != null) {
-                g.cacheIds.remove(old, id);
-            }
-        }
-        List<OpSpec> specs = new ArrayList<>(r.entries().size());
-        List<long[]> perRank = new ArrayList<>(r.entries().size());
-        List<Tensor> inputs = new ArrayList<>(r.entries().size());
-        List<Tensor> outputs = new ArrayList<>(r.entries().size());
-        List<PendingOp> ops = new ArrayList<>(r.entries().size());
-        for (ResponseEntry e : r.entries()) {
-            PendingOp op = inFlight.get(e.name());
-            ops.add(op);
-            if (r.failed()) {
-                continue;
-            }
-            OpSpec spec = op != null ? op.spec : e.spec() != null ? e.spec() : g.cacheSpecs.get(e.cacheId());
-            if (op == null && !(joined && r.type() == OpType.ALLREDUCE && spec != null)) {
-                protocolError("the coordinator scheduled " + r.type().label() + " '" + e.name()
-                        + "' which this rank never submitted");
-                return;
-            }
-            String wrong = ControlChecks.entry(r.type(), spec, e.perRank(), g.rank, g.size);
-            if (wrong != null) {
-                protocolError(wrong);
-                return;
-            }
-            specs.add(spec);
-            perRank.add(e.perRank());
-            inputs.add(op != null ? op.input : Tensor.allocate(spec.dtype, spec.shape)); // joined: zeros
-            outputs.add(op != null ? op.output : null);
-        }
-        if (r.failed()) {
-            if (r.errorKind() == ControlMessage.ErrorKind.MISMATCH) {
-                observability.metrics.mismatch();
-            }
-            KoloException error = r.errorKind() == ControlMessage.ErrorKind.MISMATCH
-                    ? new CollectiveMismatchException(r.error()) : new KoloException(r.error());
-            for (PendingOp op : ops) {
-                if (op != null) {
-                    finish(op, null, error);
-                }
-            }
-            return;
-        }
-        List<Tensor> results;
-        try {
-            results = g.ops.run(r.type(), specs, perRank, inputs, outputs);
-        } catch (KoloException e) {
-            if (e instanceof WorkerLostException) {
-                abort(g, e);
-            }
-            ops.forEach(op -> finish(op, null, e));
-            return;
-        } catch (RuntimeException | Error e) {
-            // A bug or a broken installation must not leave ranks waiting: fail this op and the generation.
-            LOG.error("{} failed on this rank", r.type().label(), e);
-            KoloException wrapped = new KoloException(r.type().label() + " failed on this rank: " + e, e);
-            ops.forEach(op -> finish(op, null, wrapped));
-            abort(g, wrapped);
-            return;
-        }
-        record(g, r.type(), ops, specs, arrivedNanos, started);
-        for (int i = 0; i < ops.size(); i++) {
-            finish(ops.get(i), results.get(i), null);
-        }
-    }
-
-    /** A response this rank cannot run as sent: the ranks no longer agree, so the generation ends. */
-    private void protocolError(String problem) {
-        LOG.warn("control plane: rank {} refuses a response from the coordinator: {}", current == null ? -1
-                : current.rank, problem);
-        abort(new KoloException("protocol error: " + problem));
-    }
-
-    /** Metrics and timeline of one executed response; nothing is allocated when the timeline is off. */
-    private void record(Generation g, OpType type, List<PendingOp> ops, List<OpSpec> specs, long arrivedNanos,
-                        long startedNanos) {
-        CollectiveOps.Phases p = g.ops.phases;
-        long now = System.nanoTime();
-        KoloMetrics metrics = observability.metrics;
-        metrics.traffic(type, p.sentBytes, p.receivedBytes);
-        if (type == OpType.ALLREDUCE) {
-            metrics.fused(specs.size());
-        }
-        Timeline timeline = observability.timeline();
-        for (int i = 0; i < ops.size(); i++) {
-            PendingOp op = ops.get(i);
-            if (op == null) {
-                continue; // a joined rank's zeros
-            }
-            metrics.negotiated(arrivedNanos - op.submitNanos);
-            metrics.collective(type, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
-            if (timeline.enabled()) {
-                String name = op.spec.name;
-                timeline.span(name, "NEGOTIATE_" + type.name(), op.submitNanos, arrivedNanos);
-                timeline.span(name, "QUEUE", arrivedNanos, startedNanos);
-                if (p.copyInStart >= 0) {
-                    timeline.span(name, "MEMCPY_IN_FUSION_BUFFER", p.copyInStart, p.copyInEnd);
-                }
-                if (p.splitNanos >= 0) {
-                    timeline.span(name, "REDUCE_SCATTER", p.opStart, p.splitNanos);
-                    timeline.span(name, "ALLGATHER", p.splitNanos, p.opEnd);
-                } else {
-                    timeline.span(name, phaseName(type, g.size), p.opStart, p.opEnd);
-                }
-                if (p.copyOutStart >= 0) {
-                    timeline.span(name, "MEMCPY_OUT_FUSION_BUFFER", p.copyOutStart, p.copyOutEnd);
-                }
-            }
-        }
-    }
-
-    /** The data-plane phase of an op that has no reduce-scatter/allgather split. */
-    private static String phaseName(OpType type, int size) {
-        if (size == 1) {
-            return type.name() + "_LOCAL";
-        }
-        switch (type) {
-            case ALLREDUCE: return "DIRECT_ALLREDUCE"; // small buffers: one exchange, no ring phases
-            case ALLGATHER: return "ALLGATHER";
-            case BROADCAST: return "BROADCAST";
-            case REDUCESCATTER: return "REDUCE_SCATTER";
-            default: return "ALLTOALL";
-        }
+        tasks.add(() -> g.abortJoin(cause));
+        wake();
     }
 
     /** Frees the name before completing, so the caller may reuse it as soon as it sees the result. */
-    private void finish(PendingOp op, Tensor result, Throwable error) {
+    @Override
+    public void finish(PendingOp op, Tensor result, Throwable error) {
         if (op == null || !inFlight.remove(op.spec.name, op)) {
             return;
         }
@@ -356,53 +290,23 @@ final class CollectiveClient implements AutoCloseable {
         }
     }
 
-    private void runLocally(Generation g, PendingOp op) {
-        if (!inFlight.containsKey(op.spec.name)) {
-            return; // aborted meanwhile
-        }
-        try {
-            long[] perRank = op.spec.type == OpType.ALLGATHER ? new long[] {op.spec.rows()}
-                    : op.spec.type == OpType.ALLTOALL ? new long[] {op.spec.rows()} : new long[0];
-            List<Tensor> outputs = new ArrayList<>(1);
-            outputs.add(op.output);
-            long started = System.nanoTime();
-            Tensor result = g.ops.run(op.spec.type, List.of(op.spec), List.of(perRank), List.of(op.input), outputs)
-                    .get(0);
-            record(g, op.spec.type, List.of(op), List.of(op.spec), started, started);
-            finish(op, result, null);
-        } catch (RuntimeException | Error e) {
-            finish(op, null, e instanceof KoloException ? e : new KoloException(op.spec.type.label() + " failed: " + e, e));
-        }
-    }
-
-    private void loop() {
-        while (!closed) {
-            try {
-                tasks.take().run();
-            } catch (InterruptedException e) {
-                return;
-            } catch (RuntimeException | Error e) {
-                LOG.error("collective thread: unexpected failure; aborting the generation", e);
-                abort(new KoloException("internal error on the collective thread: " + e, e));
-            }
-        }
+    @Override
+    public PendingOp pending(String name) {
+        return inFlight.get(name);
     }
 
     int inFlightCount() {
         return inFlight.size();
     }
 
-    /** @return how many specs this rank's mirror of the response cache holds, read on the collective thread */
+    /** @return how many specs this rank's cache holds (for tests) */
     int cachedSpecs() {
-        CompletableFuture<Integer> size = new CompletableFuture<>();
-        tasks.add(() -> {
-            Generation g = current;
-            size.complete(g == null ? 0 : Math.max(g.cacheSpecs.size(), g.cacheIds.size()));
-        });
+        engine.lock();
         try {
-            return size.get(10, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new KoloException("the collective thread did not answer: " + e, e);
+            RankGeneration g = current;
+            return g == null ? 0 : g.cachedSpecs();
+        } finally {
+            engine.unlock();
         }
     }
 
@@ -410,66 +314,309 @@ final class CollectiveClient implements AutoCloseable {
     public void close() {
         abort(new KoloException("worker is closing"));
         closed = true;
+        wake();
         thread.interrupt();
-        Generation g = current;
+        RankGeneration g = current;
         if (g != null && g.dataPlane != null) {
             g.dataPlane.close();
         }
     }
 
-    /** One agreed generation as this rank runs it. */
-    static final class Generation {
-        final long generation;
-        final int rank;
-        final int size;
-        final String coordinatorNode;
-        final String coordinatorAddress;
-        final Assignment assignment;
-        final WorkerInfo self;
-        volatile KoloException abortCause;
-        volatile DataPlane dataPlane;
-        CollectiveOps ops;
-        /**
-         * This generation's mirror of the coordinator's response cache. Per generation, so that a response of
-         * the previous generation still being executed cannot leave an id that a submit of this one would
-         * send (the new coordinator never issued it).
-         */
-        final Map<OpSpec, Integer> cacheIds = new ConcurrentHashMap<>();
-        /** Confined to the collective thread. */
-        final Map<Integer, OpSpec> cacheSpecs = new HashMap<>();
-
-        Generation(Assignment a, WorkerInfo self, String coordinatorNode, String coordinatorAddress) {
-            this.coordinatorNode = coordinatorNode;
-            this.assignment = a;
-            this.self = self;
-            this.generation = a.generation();
-            this.rank = self.rank();
-            this.size = a.workers().size();
-            this.coordinatorAddress = coordinatorAddress;
-        }
-
-        void open(DataPlaneFactory factory) {
-            dataPlane = factory.open(assignment, self);
-            if (abortCause != null) {
-                dataPlane.abort(abortCause);
+    /** Something was queued: make sure a thread that owns or idles on the engine sees it. */
+    private void wake() {
+        RankGeneration g = current;
+        DataPlane dp = g == null ? null : g.dataPlane;
+        if (collectiveIdle) {
+            if (dp != null) {
+                dp.idleWakeup();
             }
-            ops = new CollectiveOps(rank, size, dataPlane);
+            LockSupport.unpark(thread);
+        }
+        Thread owner = ownerWaiting;
+        if (owner != null) {
+            if (dp != null) {
+                dp.wakeup();
+            }
+            LockSupport.unpark(owner);
         }
     }
 
-    /** An op this rank has submitted and not yet seen complete. */
-    private static final class PendingOp {
-        final OpSpec spec;
-        final Tensor input;
-        final Tensor output;
-        final CompletableFuture<Tensor> future;
-        final long submitNanos = System.nanoTime();
+    /**
+     * Releases the engine lock and wakes whoever waits for it: parked callers (one of them drives next), and the
+     * collective thread if it parked while the lock was held and work is left for it. Without work it resumes
+     * watching the peers by itself within {@link #COLLECTIVE_PARK_NANOS}: waking it after every blocking op would
+     * put a thread switch beside every op on a machine whose cores the ranks share.
+     */
+    private void released() {
+        RankGeneration g = current;
+        engineDeadline = g == null ? Long.MAX_VALUE : g.nextDeadline();
+        boolean work = !submissions.isEmpty() || !tasks.isEmpty() || (g != null && g.busy()) || g != opened;
+        engine.unlock();
+        for (Thread t : parkedCallers) {
+            LockSupport.unpark(t);
+        }
+        if (work && collectiveParked) {
+            LockSupport.unpark(thread);
+        }
+    }
 
-        PendingOp(OpSpec spec, Tensor input, Tensor output, CompletableFuture<Tensor> future) {
-            this.spec = spec;
-            this.input = input;
-            this.output = output;
-            this.future = future;
+    /** A caller may drive only a generation whose data plane is open (the collective thread opens it). */
+    private boolean canDrive() {
+        RankGeneration g = current;
+        return g != null && g.opened();
+    }
+
+    // ---------------------------------------------------------------- under the engine lock
+
+    /**
+     * A caller drives until its op is done or the engine needs the collective thread (a data plane to open). A
+     * bug must not escape into the caller's collective call and leave the other ranks waiting: it ends the
+     * generation, as on the collective thread.
+     */
+    private void driveLocked(CompletableFuture<?> f, long deadline) {
+        boolean peer = false;
+        long lastWork = System.nanoTime();
+        while (!f.isDone() && canDrive()) {
+            long now = System.nanoTime();
+            if (now - deadline >= 0) {
+                break;
+            }
+            try {
+                if (step(peer)) {
+                    peer = false;
+                    lastWork = System.nanoTime();
+                    continue;
+                }
+            } catch (RuntimeException | Error e) {
+                LOG.error("collective engine: unexpected failure on a caller's thread; aborting the generation", e);
+                abort(current, new KoloException("internal error in the collective engine: " + e, e));
+                continue;
+            }
+            peer = ownerWait(deadline, lastWork);
+        }
+    }
+
+    /** One pass over everything runnable. @return whether it did anything */
+    private boolean step(boolean peerStarted) {
+        boolean worked = false;
+        for (Runnable t; (t = tasks.poll()) != null; ) {
+            t.run();
+            worked = true;
+        }
+        RankGeneration g = current;
+        worked |= admit(g);
+        if (g != null && g.opened() && g.abortCause == null && g.size > 1) {
+            long now = System.nanoTime();
+            if (peerStarted || g.roundDue(now)) {
+                try {
+                    g.round(now);
+                } catch (KoloException e) {
+                    abort(g, e);
+                }
+                worked = true;
+            }
+        }
+        return worked;
+    }
+
+    /** Hands newly submitted ops to their generation. @return whether there were any */
+    private boolean admit(RankGeneration g) {
+        boolean any = false;
+        if (g != null && g.opened()) {
+            for (PendingOp op; (op = early.poll()) != null; ) {
+                admitOne(g, op);
+                any = true;
+            }
+        }
+        for (PendingOp op; (op = submissions.poll()) != null; ) {
+            any = true;
+            if (g != null && op.generation == g && !g.opened() && g.abortCause == null) {
+                early.add(op);
+            } else {
+                admitOne(g, op);
+            }
+        }
+        return any;
+    }
+
+    private void admitOne(RankGeneration g, PendingOp op) {
+        if (inFlight.get(op.spec.name) != op) {
+            return; // failed meanwhile (its generation was aborted)
+        }
+        RankGeneration of = op.generation;
+        if (of != g || of.abortCause != null) {
+            finish(op, null, of.abortCause != null ? of.abortCause
+                    : new KoloException("generation " + of.generation + " ended before '" + op.spec.name + "' ran"));
+            return;
+        }
+        g.admit(op);
+    }
+
+    /**
+     * The owner has nothing to do: it polls its peers for a while after the last work (their round message
+     * is usually microseconds away), then parks in the data plane's selector until a peer sends, work is
+     * queued, the next deadline or {@code deadline}. @return whether a peer has started something
+     */
+    private boolean ownerWait(long deadline, long lastWork) {
+        RankGeneration g = current;
+        DataPlane dp = g != null && g.opened() && g.size > 1 && g.abortCause == null ? g.dataPlane : null;
+        long now = System.nanoTime();
+        long until = Math.min(deadline, g == null ? Long.MAX_VALUE : g.nextDeadline());
+        try {
+            if (dp != null && now - lastWork < pollNanos) {
+                boolean peer = dp.awaitPeer(0);
+                if (!peer) {
+                    poll();
+                }
+                return peer;
+            }
+            ownerWaiting = Thread.currentThread();
+            try {
+                if (!submissions.isEmpty() || !tasks.isEmpty()) {
+                    return false;
+                }
+                long nanos = Math.max(1000, Math.min(until - now, MAX_PARK_NANOS));
+                if (dp != null) {
+                    return dp.awaitPeer(nanos);
+                }
+                LockSupport.parkNanos(nanos);
+                return false;
+            } finally {
+                ownerWaiting = null;
+            }
+        } catch (KoloException e) {
+            abort(g, e);
+            return false;
+        }
+    }
+
+    private void poll() {
+        if (yieldWhilePolling) {
+            Thread.yield();
+        } else {
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Opens the current generation's data plane if it is not open yet (only on the collective thread). */
+    private void openCurrent() {
+        RankGeneration g = current;
+        if (g == null || g == opened) {
+            return;
+        }
+        RankGeneration previous = opened;
+        opened = g;
+        if (previous != null && previous.dataPlane != null) {
+            previous.dataPlane.close();
+        }
+        if (g.abortCause != null) {
+            return;
+        }
+        try {
+            g.open(dataPlanes, reducer);
+            // Spin only when the ranks of this host leave a core to spare (for their other threads: the JVM, the
+            // cluster); else yield the core at every poll (measured at np 2 on 2 cores: p99 2 ms spinning, 0.1 ms
+            // yielding).
+            int cores = Runtime.getRuntime().availableProcessors();
+            yieldWhilePolling = g.self.localSize() >= cores;
+            pollNanos = POLL_NANOS;
+            g.dataPlane.polling(pollNanos, yieldWhilePolling);
+        } catch (KoloException e) {
+            abort(g, e);
+        }
+    }
+
+    // ---------------------------------------------------------------- the collective thread
+
+    private void loop() {
+        boolean peer = false;
+        boolean polling = false;
+        long lastWork = System.nanoTime();
+        while (!closed) {
+            try {
+                boolean due = peer || polling || !submissions.isEmpty() || !tasks.isEmpty() || current != opened
+                        || System.nanoTime() - engineDeadline >= 0;
+                if (due) {
+                    if (callers.get() > 0 && canDrive() || !engine.tryLock()) {
+                        parkCollective(); // a caller drives; it wakes this thread when it lets go
+                        peer = false;
+                        continue;
+                    }
+                    try {
+                        openCurrent();
+                        RankGeneration g = current;
+                        DataPlane dp = ringOf(g);
+                        if (peer && dp != null) {
+                            peer = dp.awaitPeer(0); // a caller may have run that round already
+                        }
+                        if (step(peer)) {
+                            peer = false;
+                            polling = true;
+                            lastWork = System.nanoTime();
+                            continue;
+                        }
+                        peer = false;
+                        if (dp != null && g.busy() && System.nanoTime() - lastWork < pollNanos) {
+                            // This rank waits for its peers, who usually answer within microseconds.
+                            peer = dp.awaitPeer(0);
+                            if (!peer) {
+                                poll();
+                            }
+                            continue;
+                        }
+                        polling = false;
+                    } finally {
+                        released();
+                    }
+                }
+                peer = idle();
+            } catch (KoloException e) {
+                abort(current, e);
+            } catch (RuntimeException | Error e) {
+                if (closed) {
+                    return;
+                }
+                LOG.error("collective thread: unexpected failure; aborting the generation", e);
+                abort(current, new KoloException("internal error on the collective thread: " + e, e));
+            }
+        }
+    }
+
+    private static DataPlane ringOf(RankGeneration g) {
+        return g != null && g.opened() && g.size > 1 && g.abortCause == null ? g.dataPlane : null;
+    }
+
+    /**
+     * Waits without the lock for a peer's bytes, queued work, or the engine's next deadline, so that a caller
+     * can take the engine at once. @return whether a peer sent something
+     */
+    private boolean idle() {
+        RankGeneration g = current;
+        DataPlane dp = g == opened ? ringOf(g) : null;
+        collectiveIdle = true;
+        try {
+            if (!submissions.isEmpty() || !tasks.isEmpty() || current != opened) {
+                return false;
+            }
+            long nanos = Math.max(1000, Math.min(engineDeadline - System.nanoTime(), MAX_PARK_NANOS));
+            if (dp != null) {
+                return dp.idleWait(nanos);
+            }
+            LockSupport.parkNanos(nanos);
+            return false;
+        } finally {
+            collectiveIdle = false;
+        }
+    }
+
+    private void parkCollective() {
+        collectiveParked = true;
+        try {
+            if (callers.get() > 0 || engine.isLocked()) {
+                LockSupport.parkNanos(COLLECTIVE_PARK_NANOS);
+            }
+        } finally {
+            collectiveParked = false;
         }
     }
 }

@@ -14,7 +14,18 @@ final class CollectiveOps {
     private final int rank;
     private final int size;
     private final DataPlane dataPlane;
+    /**
+     * Tensors of a fused batch from this size up are reduced in place, as segments of one logical buffer; smaller
+     * ones are copied into the fusion buffer, where a copy costs less than the pieces they would cut every
+     * frame, reduction and scaling into.
+     */
+    static final long IN_PLACE_BYTES = 64 * 1024;
     private ByteBuffer fusion = ByteBuffer.allocateDirect(0);
+    private ByteBuffer fusionSendView = fusion.duplicate();
+    private ByteBuffer fusionView = fusion.duplicate();
+    private ByteBuffer[] segmentSend = new ByteBuffer[16];
+    private ByteBuffer[] segmentViews = new ByteBuffer[16];
+    private int[] segmentLengths = new int[16];
     /** Phase times and traffic of the last run, read by the caller for metrics and the timeline. */
     final Phases phases = new Phases();
 
@@ -67,12 +78,7 @@ final class CollectiveOps {
         List<Tensor> outputs = new ArrayList<>(specs.size());
         if (specs.size() == 1) {
             // Unfused: reduce straight in the result tensor, no fusion-buffer copies.
-            Tensor out = given.get(0);
-            if (out == null) {
-                out = copyOf(inputs.get(0), lead.shape);
-            } else if (out != inputs.get(0)) {
-                out.data().put(0, inputs.get(0).data(), 0, (int) lead.byteSize());
-            }
+            Tensor out = resultOf(lead, inputs.get(0), given.get(0));
             phases.opStart = System.nanoTime();
             dataPlane.allreduce(out.data(), 0, (int) lead.numElements(), lead.dtype, op, lead.prescale, postscale);
             phases.opEnd = System.nanoTime();
@@ -81,34 +87,100 @@ final class CollectiveOps {
             outputs.add(out);
             return outputs;
         }
+        // Fused: large tensors are reduced in place (in their result tensors, segments of one logical buffer);
+        // the small ones are packed into the fusion buffer, which goes first.
+        long packed = 0;
         long total = 0;
+        int large = 0;
         for (OpSpec s : specs) {
             total += s.byteSize();
+            if (s.byteSize() < IN_PLACE_BYTES) {
+                packed += s.byteSize();
+            } else {
+                large++;
+            }
         }
-        ByteBuffer buf = fusionBuffer(total);
+        ByteBuffer buf = fusionBuffer(packed);
         phases.copyInStart = System.nanoTime();
         int offset = 0;
-        for (Tensor in : inputs) {
-            int bytes = (int) in.byteSize();
-            buf.put(offset, in.data(), 0, bytes);
-            offset += bytes;
+        for (int i = 0; i < specs.size(); i++) {
+            OpSpec s = specs.get(i);
+            if (s.byteSize() < IN_PLACE_BYTES) {
+                buf.put(offset, inputs.get(i).data(), 0, (int) s.byteSize());
+                offset += (int) s.byteSize();
+                outputs.add(null);
+            } else {
+                outputs.add(resultOf(s, inputs.get(i), given.get(i)));
+            }
         }
         phases.copyInEnd = phases.opStart = System.nanoTime();
-        dataPlane.allreduce(buf, 0, (int) (total / lead.dtype.byteSize()), lead.dtype, op, lead.prescale, postscale);
+        if (large == 0) {
+            dataPlane.allreduce(buf, 0, (int) (total / lead.dtype.byteSize()), lead.dtype, op, lead.prescale,
+                    postscale);
+        } else {
+            int segments = (packed > 0 ? 1 : 0) + large;
+            ensureSegments(segments);
+            int s = 0;
+            if (packed > 0) {
+                segmentSend[s] = fusionSendView;
+                segmentViews[s] = fusionView;
+                segmentLengths[s++] = (int) packed;
+            }
+            for (int i = 0; i < specs.size(); i++) {
+                Tensor out = outputs.get(i);
+                if (out != null) {
+                    segmentSend[s] = out.data().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+                    segmentViews[s] = out.data().duplicate().order(ByteOrder.LITTLE_ENDIAN);
+                    segmentLengths[s++] = (int) specs.get(i).byteSize();
+                }
+            }
+            try {
+                dataPlane.allreduce(segmentSend, segmentViews, segmentLengths, segments, lead.dtype, op, lead.prescale,
+                        postscale);
+            } finally {
+                java.util.Arrays.fill(segmentSend, 0, segments, null);
+                java.util.Arrays.fill(segmentViews, 0, segments, null);
+            }
+        }
         phases.opEnd = phases.copyOutStart = System.nanoTime();
         phases.splitNanos = dataPlane.lastReduceScatterEndNanos();
         ringTraffic(total);
         offset = 0;
         for (int i = 0; i < specs.size(); i++) {
             OpSpec s = specs.get(i);
-            Tensor out = given.get(i) != null ? given.get(i) : Tensor.allocate(s.dtype, s.shape);
-            int bytes = (int) s.byteSize();
-            out.data().put(0, buf, offset, bytes);
-            offset += bytes;
-            outputs.add(out);
+            if (outputs.get(i) == null) {
+                Tensor out = given.get(i) != null ? given.get(i) : Tensor.allocate(s.dtype, s.shape);
+                int bytes = (int) s.byteSize();
+                out.data().put(0, buf, offset, bytes);
+                offset += bytes;
+                outputs.set(i, out);
+            }
         }
         phases.copyOutEnd = System.nanoTime();
+        if (packed == 0) {
+            phases.copyInStart = phases.copyInEnd = phases.copyOutStart = phases.copyOutEnd = -1;
+        }
         return outputs;
+    }
+
+    /** The tensor an allreduce reduces in: the given output (filled with the input), or a copy of the input. */
+    private static Tensor resultOf(OpSpec spec, Tensor input, Tensor given) {
+        if (given == null) {
+            return copyOf(input, spec.shape);
+        }
+        if (given != input) {
+            given.data().put(0, input.data(), 0, (int) spec.byteSize());
+        }
+        return given;
+    }
+
+    private void ensureSegments(int segments) {
+        if (segmentLengths.length < segments) {
+            int n = Math.max(segments, 2 * segmentLengths.length);
+            segmentSend = new ByteBuffer[n];
+            segmentViews = new ByteBuffer[n];
+            segmentLengths = new int[n];
+        }
     }
 
     /** A ring allreduce moves 2(n-1)/n of the buffer each way (the small-message direct path differs). */
@@ -210,6 +282,8 @@ final class CollectiveOps {
         if (fusion.capacity() < bytes) {
             fusion = ByteBuffer.allocateDirect((int) Math.max(bytes, Math.min(Integer.MAX_VALUE, 2L * fusion.capacity())))
                     .order(ByteOrder.LITTLE_ENDIAN);
+            fusionSendView = fusion.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+            fusionView = fusion.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         }
         return fusion;
     }

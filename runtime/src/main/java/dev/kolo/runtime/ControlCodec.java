@@ -1,14 +1,11 @@
 package dev.kolo.runtime;
 
 import dev.kolo.runtime.ControlMessage.Assignment;
-import dev.kolo.runtime.ControlMessage.BarrierEnter;
-import dev.kolo.runtime.ControlMessage.BarrierRelease;
 import dev.kolo.runtime.ControlMessage.CoordinatorAnnounce;
 import dev.kolo.runtime.ControlMessage.Hello;
 import dev.kolo.runtime.ControlMessage.HelloReply;
 import dev.kolo.runtime.ControlMessage.MembersChanged;
 import dev.kolo.runtime.ControlMessage.OpRequest;
-import dev.kolo.runtime.ControlMessage.CachedOpRequest;
 import dev.kolo.runtime.ControlMessage.OpResponse;
 import dev.kolo.runtime.ControlMessage.JoinRequest;
 import dev.kolo.runtime.ControlMessage.JoinResponse;
@@ -39,12 +36,14 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
     private static final byte HELLO_REPLY = 2;
     private static final byte ASSIGNMENT = 3;
     private static final byte COORDINATOR = 4;
-    private static final byte BARRIER_ENTER = 5;
-    private static final byte BARRIER_RELEASE = 6;
+    // 5, 6 (control-plane barriers) and 9 (a request by cache id) are retired: barriers and cached tensors
+    // are agreed in the ranks' rounds over the data plane.
     private static final byte MEMBERS = 7;
     private static final byte OP_REQUEST = 8;
-    private static final byte CACHED_REQUEST = 9;
     private static final byte OP_RESPONSE = 10;
+    /** Flags of a response entry. */
+    private static final int ENTRY_HAS_SPEC = 1;
+    private static final int ENTRY_CACHEABLE = 2;
     private static final byte JOIN_REQUEST = 11;
     private static final byte JOIN_RESPONSE = 12;
     private static final byte MEMBERSHIP_PENDING = 13;
@@ -79,15 +78,6 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
             out.appendByte(COORDINATOR);
             out.appendLong(c.generation());
             writeString(out, c.coordinatorNode());
-        } else if (m instanceof BarrierEnter b) {
-            out.appendByte(BARRIER_ENTER);
-            out.appendLong(b.generation());
-            out.appendInt(b.rank());
-            out.appendLong(b.sequence());
-        } else if (m instanceof BarrierRelease b) {
-            out.appendByte(BARRIER_RELEASE);
-            out.appendLong(b.generation());
-            out.appendLong(b.sequence());
         } else if (m instanceof MembersChanged c) {
             out.appendByte(MEMBERS);
             writeStrings(out, c.members());
@@ -97,11 +87,6 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
             out.appendLong(r.generation());
             out.appendInt(r.rank());
             writeSpec(out, r.spec());
-        } else if (m instanceof CachedOpRequest r) {
-            out.appendByte(CACHED_REQUEST);
-            out.appendLong(r.generation());
-            out.appendInt(r.rank());
-            out.appendInt(r.cacheId());
         } else if (m instanceof OpResponse r) {
             out.appendByte(OP_RESPONSE);
             out.appendLong(r.generation());
@@ -113,16 +98,12 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
             out.appendUnsignedShort(r.entries().size());
             for (ControlMessage.ResponseEntry e : r.entries()) {
                 writeString(out, e.name());
-                out.appendInt(e.cacheId());
-                out.appendByte((byte) (e.spec() == null ? 0 : 1));
+                out.appendByte((byte) ((e.spec() == null ? 0 : ENTRY_HAS_SPEC) | (e.cacheable() ? ENTRY_CACHEABLE : 0)));
                 if (e.spec() != null) {
                     writeSpec(out, e.spec());
                 }
                 writeLongs(out, e.perRank());
             }
-            checkCount(r.evicted().size());
-            out.appendUnsignedShort(r.evicted().size());
-            r.evicted().forEach(out::appendInt);
         } else if (m instanceof JoinRequest j) {
             out.appendByte(JOIN_REQUEST);
             out.appendLong(j.generation());
@@ -169,13 +150,8 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
             }
             case COORDINATOR: m = new CoordinatorAnnounce(r.generation("generation"),
                     r.nonEmpty(r.string(), "coordinatorNode")); break;
-            case BARRIER_ENTER: m = new BarrierEnter(r.generation("generation"), r.rank("rank"),
-                    r.sequence("sequence")); break;
-            case BARRIER_RELEASE: m = new BarrierRelease(r.generation("generation"), r.sequence("sequence")); break;
             case MEMBERS: m = new MembersChanged(r.strings(), r.strings()); break;
             case OP_REQUEST: m = new OpRequest(r.generation("generation"), r.rank("rank"), r.spec()); break;
-            case CACHED_REQUEST: m = new CachedOpRequest(r.generation("generation"), r.rank("rank"),
-                    (int) r.range(r.i32(), 0, Integer.MAX_VALUE, "cacheId")); break;
             case OP_RESPONSE: {
                 long gen = r.generation("generation");
                 long seq = r.sequence("sequence");
@@ -183,21 +159,16 @@ final class ControlCodec implements MessageCodec<ControlMessage, ControlMessage>
                 ControlMessage.ErrorKind kind = r.enumValue(ControlMessage.ErrorKind.values());
                 String error = r.string();
                 int n = r.u16();
-                r.need(n * 9L); // the fixed part of an entry: name length, cache id, spec flag, count
+                r.need(n * 5L); // the fixed part of an entry: name length, flags, count
                 List<ControlMessage.ResponseEntry> entries = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     String name = r.nonEmpty(r.string(), "entry name");
-                    int cacheId = (int) r.range(r.i32(), -1, Integer.MAX_VALUE, "entry cacheId");
-                    OpSpec spec = r.bool("entry has spec") ? r.spec() : null;
-                    entries.add(new ControlMessage.ResponseEntry(name, cacheId, spec, r.counts("entry perRank")));
+                    int flags = (int) r.range(r.i8(), 0, ENTRY_HAS_SPEC | ENTRY_CACHEABLE, "entry flags");
+                    OpSpec spec = (flags & ENTRY_HAS_SPEC) != 0 ? r.spec() : null;
+                    entries.add(new ControlMessage.ResponseEntry(name, (flags & ENTRY_CACHEABLE) != 0, spec,
+                            r.counts("entry perRank")));
                 }
-                int evictedCount = r.u16();
-                r.need(evictedCount * 4L);
-                List<Integer> evicted = new ArrayList<>(evictedCount);
-                for (int i = 0; i < evictedCount; i++) {
-                    evicted.add((int) r.range(r.i32(), 0, Integer.MAX_VALUE, "evicted cacheId"));
-                }
-                m = new OpResponse(gen, seq, opType, List.copyOf(entries), kind, error, List.copyOf(evicted));
+                m = new OpResponse(gen, seq, opType, List.copyOf(entries), kind, error);
                 break;
             }
             case JOIN_REQUEST: m = new JoinRequest(r.generation("generation"), r.rank("rank")); break;

@@ -24,47 +24,42 @@ sealed interface ControlMessage {
     record CoordinatorAnnounce(long generation, String coordinatorNode) implements ControlMessage {
     }
 
-    /** A rank has reached barrier number {@code sequence} of {@code generation}. */
-    record BarrierEnter(long generation, int rank, long sequence) implements ControlMessage {
-    }
-
-    /** Every rank has reached barrier {@code sequence}: all may go on. */
-    record BarrierRelease(long generation, long sequence) implements ControlMessage {
-    }
-
-    /** A rank asks for a collective, with every attribute (first time, or not cacheable). */
+    /**
+     * A rank asks for a collective, with every attribute: one its generation's cache does not hold (the first
+     * time, a changed spec, one not cacheable), or one sent on because the ranks could not agree on it in their
+     * own rounds (a rank joined, or it waited too long).
+     */
     record OpRequest(long generation, int rank, OpSpec spec) implements ControlMessage {
-    }
-
-    /** A rank asks again for a collective the response cache knows: only its id crosses the wire. */
-    record CachedOpRequest(long generation, int rank, int cacheId) implements ControlMessage {
     }
 
     /**
      * The coordinator's instruction, sent identically to every rank and executed by all in {@code sequence}
-     * order: run these entries (several allreduces = one fused buffer), or fail them with {@code error}.
+     * order, in the agreement round where every rank holds it: run these entries (several allreduces = one
+     * fused buffer), or fail them with {@code error}.
      */
     record OpResponse(long generation, long sequence, OpType type, List<ResponseEntry> entries, ErrorKind errorKind,
-                      String error, List<Integer> evicted) implements ControlMessage {
+                      String error) implements ControlMessage {
         boolean failed() {
             return errorKind != ErrorKind.NONE;
         }
     }
 
     /**
-     * One tensor of a response. {@code spec} is absent when every rank's cache knows {@code cacheId};
-     * {@code perRank} holds rows per rank (allgather, reducescatter) or the splits matrix (alltoall).
+     * One tensor of a response, with the spec every rank agreed on (absent in an error). {@code cacheable}: every
+     * rank submitted the same spec, so every rank caches it when it runs this response, and the next submit of
+     * the same spec is agreed among the ranks alone. {@code perRank} holds rows per rank (allgather) or the
+     * splits matrix (alltoall).
      */
-    record ResponseEntry(String name, int cacheId, OpSpec spec, long[] perRank) {
+    record ResponseEntry(String name, boolean cacheable, OpSpec spec, long[] perRank) {
         @Override
         public boolean equals(Object o) {
-            return o instanceof ResponseEntry e && name.equals(e.name) && cacheId == e.cacheId
+            return o instanceof ResponseEntry e && name.equals(e.name) && cacheable == e.cacheable
                     && java.util.Objects.equals(spec, e.spec) && java.util.Arrays.equals(perRank, e.perRank);
         }
 
         @Override
         public int hashCode() {
-            return java.util.Objects.hash(name, cacheId, spec, java.util.Arrays.hashCode(perRank));
+            return java.util.Objects.hash(name, cacheable, spec, java.util.Arrays.hashCode(perRank));
         }
     }
 

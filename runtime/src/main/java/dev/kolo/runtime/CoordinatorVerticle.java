@@ -1,12 +1,9 @@
 package dev.kolo.runtime;
 
 import dev.kolo.runtime.ControlMessage.Assignment;
-import dev.kolo.runtime.ControlMessage.BarrierEnter;
-import dev.kolo.runtime.ControlMessage.BarrierRelease;
 import dev.kolo.runtime.ControlMessage.CoordinatorAnnounce;
 import dev.kolo.runtime.ControlMessage.Hello;
 import dev.kolo.runtime.ControlMessage.HelloReply;
-import dev.kolo.runtime.ControlMessage.CachedOpRequest;
 import dev.kolo.runtime.ControlMessage.JoinRequest;
 import dev.kolo.runtime.ControlMessage.MembersChanged;
 import dev.kolo.runtime.ControlMessage.OpRequest;
@@ -26,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The coordinator role, held by the oldest cluster member: closes rendezvous rounds into numbered
- * generations with contiguous ranks, and releases control-plane barriers. Only the oldest member runs it,
+ * generations with contiguous ranks, and negotiates the tensors the ranks cannot agree on among themselves
+ * (new or changed specs, ranks that joined, tensors that wait too long: see {@link RankGeneration}). Only the oldest member runs it,
  * and every member sees the same oldest member, so there is never a split decision.
  */
 final class CoordinatorVerticle extends VerticleBase {
@@ -36,7 +34,6 @@ final class CoordinatorVerticle extends VerticleBase {
     private final KoloConfig config;
     private final DeliveryOptions control;
     private final Map<String, WorkerInfo> pending = new LinkedHashMap<>();
-    private final Map<Long, Set<Integer>> barrierArrivals = new HashMap<>();
     private List<String> members = List.of();
     private long lastGeneration;
     private Assignment current;
@@ -67,7 +64,9 @@ final class CoordinatorVerticle extends VerticleBase {
         var bus = vertx.eventBus();
         bus.<ControlMessage>localConsumer(node.addresses().membersLocal(node.nodeId()),
                 m -> onMembers((MembersChanged) m.body()));
-        long inspectEvery = Math.max(200, Math.min(5000, config.stallWarning().toMillis() / 4));
+        long shortest = config.stallShutdown().isZero() ? config.stallWarning().toMillis()
+                : Math.min(config.stallWarning().toMillis(), config.stallShutdown().toMillis() / 2);
+        long inspectEvery = Math.max(200, Math.min(5000, shortest / 4));
         vertx.setPeriodic(inspectEvery, id -> inspectStalls());
         return bus.consumer(node.addresses().coordinator(node.nodeId()), this::onMessage)
                 .completion()
@@ -98,31 +97,15 @@ final class CoordinatorVerticle extends VerticleBase {
         }
         if (m instanceof Hello h) {
             message.reply(node.seal(h.worker().node(), onHello(h)), control);
-        } else if (m instanceof BarrierEnter b) {
-            onBarrier(b);
         } else if (m instanceof OpRequest r) {
-            if (negotiating(r.generation())) {
+            if (negotiating(r.generation(), r)) {
                 long now = System.nanoTime();
                 observability.timeline().instant(r.spec().name, "RANK_READY " + r.rank(), now);
                 negotiator.onRequest(r.rank(), r.spec(), now);
                 maybeFlush();
             }
-        } else if (m instanceof CachedOpRequest r) {
-            if (negotiating(r.generation())) {
-                long now = System.nanoTime();
-                if (observability.timeline().enabled()) {
-                    OpSpec known = negotiator.cachedSpec(r.cacheId());
-                    if (known != null) {
-                        observability.timeline().instant(known.name, "RANK_READY " + r.rank(), now);
-                    }
-                }
-                if (!negotiator.onCachedRequest(r.rank(), r.cacheId(), now)) {
-                    LOG.error("rank {} referred to unknown response-cache id {}", r.rank(), r.cacheId());
-                }
-                maybeFlush();
-            }
         } else if (m instanceof JoinRequest j) {
-            if (negotiating(j.generation())) {
+            if (negotiating(j.generation(), j)) {
                 negotiator.onJoin(j.rank());
                 maybeFlush();
             }
@@ -135,13 +118,7 @@ final class CoordinatorVerticle extends VerticleBase {
     private boolean fromARank(ControlMessage m) {
         int rank;
         long generation;
-        if (m instanceof BarrierEnter b) {
-            rank = b.rank();
-            generation = b.generation();
-        } else if (m instanceof OpRequest r) {
-            rank = r.rank();
-            generation = r.generation();
-        } else if (m instanceof CachedOpRequest r) {
+        if (m instanceof OpRequest r) {
             rank = r.rank();
             generation = r.generation();
         } else if (m instanceof JoinRequest j) {
@@ -153,13 +130,25 @@ final class CoordinatorVerticle extends VerticleBase {
         if (current != null && generation == current.generation() && rank >= current.workers().size()) {
             LOG.warn("control plane: the coordinator dropped a {} from rank {}, which generation {} of {} ranks "
                     + "does not have", m.getClass().getSimpleName(), rank, generation, current.workers().size());
+            observability.metrics.dropped("not-a-rank");
             return false;
         }
         return true;
     }
 
-    private boolean negotiating(long generation) {
-        return negotiator != null && !currentAborted && current != null && current.generation() == generation;
+    /**
+     * Whether a request belongs to the generation this coordinator negotiates. Any other is dropped, and counted:
+     * its sender's generation has ended (aborted or regrouping), which ended its pending ops on every rank, so
+     * nobody waits for an answer to it.
+     */
+    private boolean negotiating(long generation, ControlMessage request) {
+        if (negotiator != null && !currentAborted && current != null && current.generation() == generation) {
+            return true;
+        }
+        observability.metrics.dropped("generation-ended");
+        LOG.debug("dropped a {} of generation {}: the coordinator negotiates {}", request.getClass().getSimpleName(),
+                generation, current == null || currentAborted ? "none" : current.generation());
+        return false;
     }
 
     /**
@@ -193,26 +182,33 @@ final class CoordinatorVerticle extends VerticleBase {
         }
     }
 
-    /** The stall inspector: names ranks that keep others waiting, and fails such ops if told to. */
+    /**
+     * The stall inspector: names ranks that keep others waiting, and fails such ops after the stall shutdown
+     * time. The warning comes first: at the stall warning time, or at half the shutdown time if that is earlier.
+     */
     private void inspectStalls() {
         if (negotiator == null || currentAborted) {
             return;
         }
         long now = System.nanoTime();
-        long warnAfter = config.stallWarning().toNanos();
+        long shutdown = config.stallShutdown().toNanos();
+        long warnAfter = shutdown > 0 ? Math.min(config.stallWarning().toNanos(), shutdown / 2)
+                : config.stallWarning().toNanos();
         for (Negotiator.Stall stall : negotiator.stalls(now, warnAfter)) {
             Long last = stallWarned.get(stall.name());
             if (last == null || now - last >= warnAfter) {
                 stallWarned.put(stall.name(), now);
                 observability.metrics.stallWarning();
                 LOG.warn("stall: tensor '{}' has waited {} s for ranks {} to submit it (the other ranks are ready); "
-                        + "a rank that skips a tensor, or runs a different step, keeps everyone waiting",
-                        stall.name(), String.format("%.1f", stall.seconds()), stall.missingRanks());
+                        + "a rank that skips a tensor, or runs a different step, keeps everyone waiting{}",
+                        stall.name(), String.format("%.1f", stall.seconds()), stall.missingRanks(),
+                        shutdown > 0 ? "; it fails on every rank after " + config.stallShutdown().toSeconds()
+                                + " s (KOLO_STALL_SHUTDOWN)" : "");
             }
         }
         stallWarned.keySet().removeIf(name -> negotiator.stalls(now, 0).stream().noneMatch(s -> s.name().equals(name)));
-        if (!config.stallShutdown().isZero()) {
-            negotiator.failStalled(now, config.stallShutdown().toNanos());
+        if (shutdown > 0) {
+            negotiator.failStalled(now, shutdown);
             flush();
         }
     }
@@ -296,7 +292,6 @@ final class CoordinatorVerticle extends VerticleBase {
         if (current != null && !currentAborted) {
             currentAborted = true;
             negotiator = null;
-            barrierArrivals.clear();
             LOG.info("generation {} ends: {}", current.generation(), why);
         }
     }
@@ -325,8 +320,7 @@ final class CoordinatorVerticle extends VerticleBase {
         currentAborted = false;
         lastGeneration = generation;
         chosen.forEach(w -> pending.remove(w.node()));
-        barrierArrivals.clear();
-        negotiator = new Negotiator(ranked.size(), generation, config.fusionThreshold(), config.cacheCapacity());
+        negotiator = new Negotiator(ranked.size(), generation, config.fusionThreshold());
         stallWarned.clear();
         if (settleTimer >= 0) {
             vertx.cancelTimer(settleTimer);
@@ -346,21 +340,6 @@ final class CoordinatorVerticle extends VerticleBase {
         return i < 0 ? Integer.MAX_VALUE : i;
     }
 
-    private void onBarrier(BarrierEnter b) {
-        if (current == null || currentAborted || b.generation() != current.generation()) {
-            return; // stale: the sender's generation is gone and it has been told so
-        }
-        Set<Integer> arrived = barrierArrivals.computeIfAbsent(b.sequence(), s -> new TreeSet<>());
-        arrived.add(b.rank());
-        if (arrived.size() == current.workers().size()) {
-            barrierArrivals.remove(b.sequence());
-            BarrierRelease release = new BarrierRelease(current.generation(), b.sequence());
-            for (WorkerInfo w : current.workers()) {
-                vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), release), control);
-            }
-        }
-    }
-
     private void onMembers(MembersChanged change) {
         members = change.members();
         for (String gone : change.removed()) {
@@ -368,7 +347,6 @@ final class CoordinatorVerticle extends VerticleBase {
             if (current != null && !currentAborted
                     && current.workers().stream().anyMatch(w -> w.node().equals(gone))) {
                 currentAborted = true;
-                barrierArrivals.clear();
                 negotiator = null;
                 LOG.warn("generation {} aborted: node {} left", current.generation(), WorkerVerticle.shortId(gone));
             }

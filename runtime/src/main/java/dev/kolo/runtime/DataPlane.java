@@ -19,6 +19,14 @@ interface DataPlane extends AutoCloseable {
                    double postscale);
 
     /**
+     * Reduces several buffers in place as if they were one, without copying them together: segment s is
+     * {@code views[s][0, lengths[s])}, in this order on every rank; {@code sendViews[s]} is a second view of the
+     * same buffer (a distinct duplicate). Used for a fused batch of large tensors, reduced in the tensors.
+     */
+    void allreduce(ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype, ReduceOp op,
+                   double prescale, double postscale);
+
+    /**
      * When the last {@link #allreduce} moved from its reduce-scatter to its allgather phase
      * ({@link System#nanoTime()}), or -1 when it ran no such phases; for the timeline.
      */
@@ -47,6 +55,45 @@ interface DataPlane extends AutoCloseable {
      * block r of {@code recv} ({@code recvBytes[r]} long).
      */
     void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes);
+
+    /**
+     * The buffer for this rank's next agreement-round message, at least {@code capacity} bytes (absolute writes
+     * from offset 0). Rounds are numbered with the ops, so they take their place in the same sequence.
+     */
+    ByteBuffer roundOutbox(int capacity);
+
+    /**
+     * Sends {@code roundOutbox()[0, length)} to every other rank and receives theirs (each at most
+     * {@code maxBytes}); then rank j's message is at {@link #roundOffset(int)} of {@link #roundInbox()}.
+     */
+    void exchangeRound(int length, int maxBytes);
+
+    ByteBuffer roundInbox();
+
+    int roundOffset(int peer);
+
+    int roundLength(int peer);
+
+    /**
+     * By the thread that runs ops, between them: waits up to {@code timeoutNanos} (0: only looks) for a peer to
+     * start the next op or round, or for {@link #wakeup()}. @return whether a peer has sent something
+     */
+    boolean awaitPeer(long timeoutNanos);
+
+    /** Ends an {@link #awaitPeer} now, from any thread. */
+    void wakeup();
+
+    /**
+     * By a thread that does not run ops: waits up to {@code timeoutNanos} for any bytes from a peer, or for
+     * {@link #idleWakeup()}. @return whether a peer has sent something
+     */
+    boolean idleWait(long timeoutNanos);
+
+    /** Ends an {@link #idleWait} now, from any thread. */
+    void idleWakeup();
+
+    /** How waits for peers poll before they park: see {@code Ring.polling}. */
+    void polling(long spinNanos, boolean yield);
 
     /** Wakes any thread blocked in this data plane with {@code cause}; later calls fail with it too. */
     void abort(KoloException cause);

@@ -17,17 +17,19 @@ final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DataPlanes.class);
 
     private final Kernels kernels;
+    private final KernelReducer reducer;
     private final dev.kolo.runtime.ring.DataPlane transport;
 
     /** @param tls this worker's TLS material, or null for plaintext data connections */
     DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
         this.kernels = Kernels.get();
+        this.reducer = new KernelReducer(kernels);
         // A hung peer is also caught by membership within the heartbeat timeout; this bounds the data plane alone.
         Duration progress = config.heartbeatTimeout().multipliedBy(2).compareTo(Duration.ofSeconds(10)) > 0
                 ? config.heartbeatTimeout().multipliedBy(2) : Duration.ofSeconds(10);
         JobKeys keys = JobKeys.of(config);
         DataPlaneOptions options = DataPlaneOptions.builder()
-                .reducer(new KernelReducer(kernels))
+                .reducer(reducer)
                 .progressTimeout(progress)
                 .connectTimeout(Duration.ofSeconds(20))
                 .authenticationKey(keys == null ? null : keys.dataPlane())
@@ -48,6 +50,11 @@ final class DataPlanes implements DataPlaneFactory, AutoCloseable {
             peers.add(new PeerAddress(w.host(), w.dataPort()));
         }
         return new RingDataPlane(transport.openRing(assignment.generation(), self.rank(), peers));
+    }
+
+    /** @return the element-wise arithmetic the data plane uses, for reductions done outside it */
+    dev.kolo.runtime.ring.Reducer reducer() {
+        return reducer;
     }
 
     /** @return "native" or "java": the kernels in use */

@@ -95,7 +95,7 @@ public final class Kolo implements AutoCloseable {
             WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
                     ProcessHandle.current().pid(), config.rankHint().orElse(-1), -1, -1, -1);
             dataPlanes = new DataPlanes(config, dataPlane, tls);
-            CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes,
+            CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes, dataPlanes.reducer(),
                     "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
             java.util.concurrent.atomic.AtomicBoolean changePending = new java.util.concurrent.atomic.AtomicBoolean();
             WorkerVerticle worker = new WorkerVerticle(cluster, self, view, collectives, observability, changePending);
@@ -326,14 +326,25 @@ public final class Kolo implements AutoCloseable {
      * @throws KoloException       if the barrier does not complete within {@link KoloConfig#opTimeout()}
      */
     public void barrier() {
-        try {
-            await(worker.barrier().toCompletionStage().toCompletableFuture(),
-                    System.nanoTime() + config.opTimeout().toNanos());
-        } catch (KoloTimeout e) {
-            throw new KoloException("barrier did not complete within " + config.opTimeout().toSeconds()
-                    + " s (KOLO_OP_TIMEOUT): some rank never reached it");
+        synchronized (barrierLock) { // the n-th barrier of every rank meets the n-th of the others
+            try {
+                collectives.await(collectives.submit(BARRIER, EMPTY, EMPTY, true),
+                        System.nanoTime() + config.opTimeout().toNanos());
+            } catch (KoloTimeout e) {
+                throw new KoloException("barrier did not complete within " + config.opTimeout().toSeconds()
+                        + " s (KOLO_OP_TIMEOUT): some rank never reached it; the coordinator logs which");
+            }
         }
     }
+
+    /**
+     * A barrier is an allreduce of nothing: it completes once every rank has submitted it, and after the first
+     * time every rank agrees on it in one agreement round over the data plane.
+     */
+    private static final OpSpec BARRIER = new OpSpec("kolo.barrier", OpType.ALLREDUCE, DType.UINT8, new long[] {0},
+            ReduceOp.MAX, 1.0, 1.0, 0, null);
+    private static final Tensor EMPTY = Tensor.allocate(DType.UINT8, 0);
+    private final Object barrierLock = new Object();
 
     // ---------------------------------------------------------------- elastic membership
 
@@ -411,7 +422,7 @@ public final class Kolo implements AutoCloseable {
 
     /** Blocking {@link #allreduceAsync(String, Tensor, ReduceOp)}. */
     public Tensor allreduce(String name, Tensor t, ReduceOp op) {
-        return waitFor(allreduceAsync(name, t, op), "allreduce", name);
+        return waitFor(allreduce(name, t, op, 1.0, 1.0, null, true), "allreduce", name);
     }
 
     /**
@@ -419,7 +430,7 @@ public final class Kolo implements AutoCloseable {
      * reduction and the result by {@code postscale} after it.
      */
     public Tensor allreduce(String name, Tensor t, ReduceOp op, double prescale, double postscale) {
-        return waitFor(allreduceAsync(name, t, op, prescale, postscale), "allreduce", name);
+        return waitFor(allreduce(name, t, op, prescale, postscale, null, true), "allreduce", name);
     }
 
     /**
@@ -435,10 +446,16 @@ public final class Kolo implements AutoCloseable {
     /** Asynchronous {@link #allreduce(String, Tensor, ReduceOp, double, double)}. */
     public CompletableFuture<Tensor> allreduceAsync(String name, Tensor t, ReduceOp op, double prescale,
                                                     double postscale) {
+        return allreduce(name, t, op, prescale, postscale, null, false);
+    }
+
+    /** @param blocking the caller waits for the result at once (and drives the collective engine meanwhile) */
+    private CompletableFuture<Tensor> allreduce(String name, Tensor t, ReduceOp op, double prescale, double postscale,
+                                                Tensor output, boolean blocking) {
         requireOp(name, t);
         java.util.Objects.requireNonNull(op, "op");
         return collectives.submit(new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale,
-                0, null), t);
+                0, null), t, output, blocking);
     }
 
     /**
@@ -447,15 +464,12 @@ public final class Kolo implements AutoCloseable {
      */
     public CompletableFuture<Tensor> allreduceInPlaceAsync(String name, Tensor t, ReduceOp op, double prescale,
                                                            double postscale) {
-        requireOp(name, t);
-        java.util.Objects.requireNonNull(op, "op");
-        return collectives.submit(new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale,
-                0, null), t, t);
+        return allreduce(name, t, op, prescale, postscale, t, false);
     }
 
     /** Blocking {@link #allreduceInPlaceAsync}; returns {@code t}, which now holds the result. */
     public Tensor allreduceInPlace(String name, Tensor t, ReduceOp op) {
-        return waitFor(allreduceInPlaceAsync(name, t, op, 1.0, 1.0), "allreduce", name);
+        return waitFor(allreduce(name, t, op, 1.0, 1.0, t, true), "allreduce", name);
     }
 
     /**
@@ -475,7 +489,7 @@ public final class Kolo implements AutoCloseable {
             Tensor t = ts.get(i);
             requireOp(name + "/" + i, t);
             futures.add(collectives.submit(new OpSpec(name + "/" + i, OpType.ALLREDUCE, t.dtype(), t.shape(), op, 1.0,
-                    1.0, 0, null, group), t));
+                    1.0, 0, null, group), t, null, i == ts.size() - 1));
         }
         List<Tensor> results = new ArrayList<>(ts.size());
         for (int i = 0; i < futures.size(); i++) {
@@ -486,24 +500,32 @@ public final class Kolo implements AutoCloseable {
 
     /** Blocking {@link #allgatherAsync(String, Tensor)}. */
     public Tensor allgather(String name, Tensor t) {
-        return waitFor(allgatherAsync(name, t), "allgather", name);
+        return waitFor(allgather(name, t, true), "allgather", name);
     }
 
     /** Concatenates every rank's {@code t} along dim 0 in rank order; dim 0 may differ between ranks. */
     public CompletableFuture<Tensor> allgatherAsync(String name, Tensor t) {
+        return allgather(name, t, false);
+    }
+
+    private CompletableFuture<Tensor> allgather(String name, Tensor t, boolean blocking) {
         requireOp(name, t);
         requireDims("allgather", t);
         return collectives.submit(new OpSpec(name, OpType.ALLGATHER, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0,
-                null), t);
+                null), t, null, blocking);
     }
 
     /** Blocking {@link #broadcastAsync(String, Tensor, int)}. */
     public Tensor broadcast(String name, Tensor t, int rootRank) {
-        return waitFor(broadcastAsync(name, t, rootRank), "broadcast", name);
+        return waitFor(broadcast(name, t, rootRank, true), "broadcast", name);
     }
 
     /** Every rank receives a copy of the root's {@code t}; a non-root rank's input is left as it was. */
     public CompletableFuture<Tensor> broadcastAsync(String name, Tensor t, int rootRank) {
+        return broadcast(name, t, rootRank, false);
+    }
+
+    private CompletableFuture<Tensor> broadcast(String name, Tensor t, int rootRank, boolean blocking) {
         requireOp(name, t);
         int size = size();
         if (rootRank < 0 || rootRank >= size) {
@@ -511,12 +533,12 @@ public final class Kolo implements AutoCloseable {
                     + " is not a rank of this job (0.." + (size - 1) + ")");
         }
         return collectives.submit(new OpSpec(name, OpType.BROADCAST, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1,
-                rootRank, null), t);
+                rootRank, null), t, null, blocking);
     }
 
     /** Blocking {@link #reducescatterAsync(String, Tensor, ReduceOp)}. */
     public Tensor reducescatter(String name, Tensor t, ReduceOp op) {
-        return waitFor(reducescatterAsync(name, t, op), "reducescatter", name);
+        return waitFor(reducescatter(name, t, op, true), "reducescatter", name);
     }
 
     /**
@@ -524,16 +546,20 @@ public final class Kolo implements AutoCloseable {
      * ranks get one extra row.
      */
     public CompletableFuture<Tensor> reducescatterAsync(String name, Tensor t, ReduceOp op) {
+        return reducescatter(name, t, op, false);
+    }
+
+    private CompletableFuture<Tensor> reducescatter(String name, Tensor t, ReduceOp op, boolean blocking) {
         requireOp(name, t);
         requireDims("reducescatter", t);
         java.util.Objects.requireNonNull(op, "op");
         return collectives.submit(new OpSpec(name, OpType.REDUCESCATTER, t.dtype(), t.shape(), op, 1, 1, 0, null),
-                t);
+                t, null, blocking);
     }
 
     /** Blocking {@link #alltoallAsync(String, Tensor, int[])}. */
     public Tensor alltoall(String name, Tensor t, int[] splits) {
-        return waitFor(alltoallAsync(name, t, splits), "alltoall", name);
+        return waitFor(alltoall(name, t, splits, true), "alltoall", name);
     }
 
     /**
@@ -543,6 +569,10 @@ public final class Kolo implements AutoCloseable {
      * @param splits rows for each rank, summing to dim 0; {@code null} splits dim 0 equally
      */
     public CompletableFuture<Tensor> alltoallAsync(String name, Tensor t, int[] splits) {
+        return alltoall(name, t, splits, false);
+    }
+
+    private CompletableFuture<Tensor> alltoall(String name, Tensor t, int[] splits, boolean blocking) {
         requireOp(name, t);
         requireDims("alltoall", t);
         int size = size();
@@ -573,7 +603,7 @@ public final class Kolo implements AutoCloseable {
             }
         }
         return collectives.submit(new OpSpec(name, OpType.ALLTOALL, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0, s),
-                t);
+                t, null, blocking);
     }
 
     /**
@@ -616,7 +646,7 @@ public final class Kolo implements AutoCloseable {
     /** Waits for an op within {@link KoloConfig#opTimeout()}, rethrowing its own exception unwrapped. */
     private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
         try {
-            return await(f, System.nanoTime() + config.opTimeout().toNanos());
+            return collectives.await(f, System.nanoTime() + config.opTimeout().toNanos());
         } catch (KoloTimeout e) {
             throw new KoloException(op + " '" + name + "' did not complete within " + config.opTimeout().toSeconds()
                     + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");

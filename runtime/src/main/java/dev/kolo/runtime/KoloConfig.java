@@ -322,7 +322,25 @@ public final class KoloConfig {
         return cycleTime;
     }
 
-    /** @return response cache entries; 0 disables the cache */
+    /**
+     * Default cache size: larger than the tensors of any real step (a large model has a few thousand), so a
+     * step never evicts its own tensors; an entry costs a few hundred bytes, and only entries in use cost
+     * anything in an agreement round (a bit each).
+     */
+    public static final int DEFAULT_CACHE_CAPACITY = 65536;
+    /** Largest cache: a round message carries two bits per entry. */
+    public static final int MAX_CACHE_CAPACITY = 1 << 24;
+    /**
+     * Default stall shutdown: long enough for what one rank may legitimately do while the others wait at a
+     * collective (evaluate, write a checkpoint), short enough that a rank that never submits a tensor ends the
+     * step with an error rather than a hang; PyTorch's default collective timeout is the same 10 minutes.
+     */
+    public static final Duration DEFAULT_STALL_SHUTDOWN = Duration.ofMinutes(10);
+
+    /**
+     * @return how many tensor specs each generation's cache holds (the ranks agree on a cached tensor among
+     *         themselves, without the coordinator); 0 disables the cache
+     */
     public int cacheCapacity() {
         return cacheCapacity;
     }
@@ -332,7 +350,10 @@ public final class KoloConfig {
         return stallWarning;
     }
 
-    /** @return after how long such a tensor fails on every rank; zero never */
+    /**
+     * @return after how long such a tensor fails on every rank, naming the ranks that did not submit it (a rank
+     *         that submits it later fails at once); zero never
+     */
     public Duration stallShutdown() {
         return stallShutdown;
     }
@@ -422,9 +443,9 @@ public final class KoloConfig {
         private String serviceDns;
         private long fusionThreshold = 64L << 20;
         private Duration cycleTime = Duration.ofMillis(1);
-        private int cacheCapacity = 1024;
+        private int cacheCapacity = DEFAULT_CACHE_CAPACITY;
         private Duration stallWarning = Duration.ofSeconds(60);
-        private Duration stallShutdown = Duration.ZERO;
+        private Duration stallShutdown = DEFAULT_STALL_SHUTDOWN;
         private String timeline;
         private Duration elasticTimeout = Duration.ofSeconds(600);
         private String jobSecret;
@@ -470,11 +491,11 @@ public final class KoloConfig {
         public Builder fusionThreshold(long v) { this.fusionThreshold = v; return this; }
         /** Batching window of the coordinator ({@code KOLO_CYCLE_TIME}, milliseconds). */
         public Builder cycleTime(Duration v) { this.cycleTime = v; return this; }
-        /** Response cache entries, 0 disables ({@code KOLO_CACHE_CAPACITY}). */
+        /** Tensor specs each generation caches, 0 disables ({@code KOLO_CACHE_CAPACITY}). */
         public Builder cacheCapacity(int v) { this.cacheCapacity = v; return this; }
         /** Stall warning delay ({@code KOLO_STALL_WARNING}, seconds). */
         public Builder stallWarning(Duration v) { this.stallWarning = v; return this; }
-        /** Stall shutdown delay, zero never ({@code KOLO_STALL_SHUTDOWN}, seconds). */
+        /** Stall shutdown delay, zero never ({@code KOLO_STALL_SHUTDOWN}, seconds; default 600). */
         public Builder stallShutdown(Duration v) { this.stallShutdown = v; return this; }
         /** Chrome-trace output path, null for none ({@code KOLO_TIMELINE}). */
         public Builder timeline(String v) { this.timeline = v; return this; }
@@ -525,7 +546,8 @@ public final class KoloConfig {
             require(fusionThreshold >= 0 && fusionThreshold <= Integer.MAX_VALUE, "KOLO_FUSION_THRESHOLD must be 0-"
                     + Integer.MAX_VALUE + " bytes (got " + fusionThreshold + ")");
             require(cycleTime != null && !cycleTime.isNegative(), "KOLO_CYCLE_TIME must be 0 or more milliseconds");
-            require(cacheCapacity >= 0, "KOLO_CACHE_CAPACITY must be 0 or more (got " + cacheCapacity + ")");
+            require(cacheCapacity >= 0 && cacheCapacity <= MAX_CACHE_CAPACITY, "KOLO_CACHE_CAPACITY must be 0 (off) to "
+                    + MAX_CACHE_CAPACITY + " (got " + cacheCapacity + ")");
             positive("KOLO_STALL_WARNING", stallWarning);
             positive("KOLO_ELASTIC_TIMEOUT", elasticTimeout);
             require(stallShutdown != null && !stallShutdown.isNegative(), "KOLO_STALL_SHUTDOWN must be 0 (never) "

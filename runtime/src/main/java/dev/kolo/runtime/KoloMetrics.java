@@ -41,6 +41,10 @@ final class KoloMetrics implements AutoCloseable {
     private final DistributionSummary fused;
     private final Counter cacheHits;
     private final Counter cacheMisses;
+    private final Counter rounds;
+    private final Counter eager;
+    private final Counter demoted;
+    private final Map<String, Counter> dropped = new java.util.concurrent.ConcurrentHashMap<>();
     private final Counter stallWarnings;
     private final Counter resets;
     private final Counter lostWorkers;
@@ -67,16 +71,24 @@ final class KoloMetrics implements AutoCloseable {
             }
         });
         negotiation = Timer.builder("kolo.negotiation.latency")
-                .description("From submitting a tensor to the coordinator's go for it, on this rank")
+                .description("From submitting a tensor to every rank's agreement to run it, on this rank")
                 .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
                 .register(registry);
         fused = DistributionSummary.builder("kolo.fusion.tensors")
                 .description("Tensors reduced together in one fused allreduce").register(registry);
-        cacheHits = Counter.builder("kolo.cache.hits").description("Requests sent as a response-cache id")
+        cacheHits = Counter.builder("kolo.cache.hits")
+                .description("Tensors agreed among the ranks by cache id, without the coordinator").register(registry);
+        cacheMisses = Counter.builder("kolo.cache.misses")
+                .description("Tensors sent to the coordinator with full metadata").register(registry);
+        rounds = Counter.builder("kolo.negotiation.rounds")
+                .description("Agreement rounds over the data plane this rank took part in").register(registry);
+        eager = Counter.builder("kolo.negotiation.eager")
+                .description("Small allreduces completed by an agreement round alone (their data travelled in it)")
                 .register(registry);
-        cacheMisses = Counter.builder("kolo.cache.misses").description("Requests sent with full metadata")
-                .register(registry);
+        demoted = Counter.builder("kolo.negotiation.demoted")
+                .description("Cached tensors the ranks sent on to the coordinator (a rank joined, the spec changed, "
+                        + "or they waited too long)").register(registry);
         stallWarnings = Counter.builder("kolo.stall.warnings")
                 .description("Stall warnings logged by this worker while it coordinated").register(registry);
         resets = Counter.builder("kolo.resets").description("Generations after the first this worker joined")
@@ -178,11 +190,27 @@ final class KoloMetrics implements AutoCloseable {
         fused.record(tensors);
     }
 
+    /** Always counted (a counter costs nanoseconds): tests and users see which path their tensors take. */
     void cacheHit(boolean hit) {
-        if (!enabled) {
-            return;
-        }
         (hit ? cacheHits : cacheMisses).increment();
+    }
+
+    void round() {
+        rounds.increment();
+    }
+
+    void eager() {
+        eager.increment();
+    }
+
+    void demoted() {
+        demoted.increment();
+    }
+
+    /** The coordinator dropped a control message (always counted: a drop must never go unnoticed). */
+    void dropped(String reason) {
+        dropped.computeIfAbsent(reason, r -> Counter.builder("kolo.control.dropped").tag("reason", r)
+                .description("Control messages the coordinator dropped").register(registry)).increment();
     }
 
     void stallWarning() {

@@ -20,7 +20,6 @@ final class Negotiator {
     private final int size;
     private final long generation;
     private final long fusionThreshold;
-    private final ResponseCache cache;
     private final Map<String, Pending> pending = new LinkedHashMap<>();
     private final List<Pending> ready = new ArrayList<>();
     /** Members of groups ready on every rank, held until the whole group is (by group name). */
@@ -31,11 +30,10 @@ final class Negotiator {
     private int lastJoined = -1;
     private long nextSequence;
 
-    Negotiator(int size, long generation, long fusionThreshold, int cacheCapacity) {
+    Negotiator(int size, long generation, long fusionThreshold) {
         this.size = size;
         this.generation = generation;
         this.fusionThreshold = fusionThreshold;
-        this.cache = new ResponseCache(cacheCapacity);
         this.joined = new boolean[size];
     }
 
@@ -50,21 +48,6 @@ final class Negotiator {
             p.count++;
         }
         checkReady(p);
-    }
-
-    /** A rank's request by cache id; false if the id is unknown (the rank must resend the full spec). */
-    boolean onCachedRequest(int rank, int cacheId, long nowNanos) {
-        OpSpec spec = cache.lookup(cacheId);
-        if (spec == null) {
-            return false;
-        }
-        onRequest(rank, spec, nowNanos);
-        return true;
-    }
-
-    /** @return the spec behind a cache id, or null */
-    OpSpec cachedSpec(int cacheId) {
-        return cache.lookup(cacheId);
     }
 
     /** A rank joins: it has no more work and contributes zeros to allreduces from now on. */
@@ -110,71 +93,51 @@ final class Negotiator {
 
     /** @return responses (and join completions) ready to send, in the order every rank must run them */
     List<ControlMessage> drain() {
-        while (!ready.isEmpty()) {
-            Pending first = ready.remove(0);
-            String problem = Validation.check(first.specs, joined);
-            if (problem != null) {
-                out.add(error(first.specs[firstRank(first)].type, List.of(first.name),
-                        problem.startsWith("invalid:") ? ErrorKind.INVALID : ErrorKind.MISMATCH,
-                        problem.substring(problem.indexOf(':') + 1)));
-                continue;
-            }
-            List<Pending> batch = new ArrayList<>();
-            batch.add(first);
-            OpSpec lead = first.specs[firstRank(first)];
-            if (lead.type == OpType.ALLREDUCE && fusionThreshold > 0) {
-                long bytes = lead.byteSize();
-                for (Iterator<Pending> it = ready.iterator(); it.hasNext(); ) {
-                    Pending next = it.next();
-                    OpSpec s = next.specs[firstRank(next)];
-                    if (fusable(lead, s) && bytes + s.byteSize() <= fusionThreshold
-                            && Validation.check(next.specs, joined) == null) {
-                        bytes += s.byteSize();
-                        batch.add(next);
-                        it.remove();
-                    }
+        if (!ready.isEmpty()) {
+            List<Pending> valid = new ArrayList<>(ready.size());
+            List<OpSpec> specs = new ArrayList<>(ready.size());
+            for (Pending p : ready) {
+                String problem = Validation.check(p.specs, joined);
+                if (problem != null) {
+                    out.add(error(p.specs[firstRank(p)].type, List.of(p.name),
+                            problem.startsWith("invalid:") ? ErrorKind.INVALID : ErrorKind.MISMATCH,
+                            problem.substring(problem.indexOf(':') + 1)));
+                } else {
+                    valid.add(p);
+                    specs.add(p.specs[firstRank(p)]);
                 }
             }
-            out.add(respond(lead.type, batch));
+            ready.clear();
+            for (int[] indexes : FusionPlan.batches(specs, fusionThreshold)) {
+                List<Pending> batch = new ArrayList<>(indexes.length);
+                for (int i : indexes) {
+                    batch.add(valid.get(i));
+                }
+                out.add(respond(specs.get(indexes[0]).type, batch));
+            }
         }
         List<ControlMessage> result = List.copyOf(out);
         out.clear();
         return result;
     }
 
-    private static boolean fusable(OpSpec a, OpSpec b) {
-        return b.type == OpType.ALLREDUCE && a.dtype == b.dtype && a.reduceOp == b.reduceOp
-                && Double.compare(a.prescale, b.prescale) == 0 && Double.compare(a.postscale, b.postscale) == 0;
-    }
-
     private OpResponse respond(OpType type, List<Pending> batch) {
         List<ResponseEntry> entries = new ArrayList<>(batch.size());
-        List<Integer> evicted = new ArrayList<>();
         for (Pending p : batch) {
             OpSpec spec = p.specs[firstRank(p)];
-            long[] perRank = perRank(spec.type, p.specs);
-            if (spec.cacheable() && allEqual(p.specs)) {
-                int known = cache.idOf(spec);
-                if (known >= 0) {
-                    entries.add(new ResponseEntry(spec.name, known, null, perRank));
-                    continue;
-                }
-                int id = cache.insert(spec, evicted);
-                entries.add(new ResponseEntry(spec.name, id, spec, perRank));
-            } else {
-                entries.add(new ResponseEntry(spec.name, -1, spec, perRank));
-            }
+            boolean cacheable = spec.cacheable() && allEqual(p.specs);
+            entries.add(new ResponseEntry(spec.name, cacheable, spec, perRank(spec.type, p.specs)));
         }
-        return new OpResponse(generation, nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "",
-                List.copyOf(evicted));
+        return new OpResponse(generation, nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "");
     }
+
 
     private OpResponse error(OpType type, List<String> names, ErrorKind kind, String message) {
         List<ResponseEntry> entries = new ArrayList<>();
         for (String n : names) {
-            entries.add(new ResponseEntry(n, -1, null, new long[0]));
+            entries.add(new ResponseEntry(n, false, null, new long[0]));
         }
-        return new OpResponse(generation, nextSequence++, type, entries, kind, message, List.of());
+        return new OpResponse(generation, nextSequence++, type, entries, kind, message);
     }
 
     /** Rows per rank for allgather, the splits matrix for alltoall, nothing otherwise. */
@@ -252,7 +215,7 @@ final class Negotiator {
                 OpSpec spec = p.specs[firstRank(p)];
                 out.add(error(spec.type, List.of(p.name), ErrorKind.STALLED, spec.type.label() + " '" + p.name
                         + "' stalled: ranks " + missing + " did not submit it within "
-                        + (afterNanos / 1_000_000_000L) + " s (KOLO_STALL_SHUTDOWN)"));
+                        + (afterNanos / 1_000_000_000L) + " s" + STALL_FIX));
             }
         }
         // Members ready everywhere whose group waits too long for the rest fail with it.
@@ -266,10 +229,13 @@ final class Negotiator {
                 members.forEach(m -> names.add(m.name));
                 out.add(error(spec.type, names, ErrorKind.STALLED, "group '" + spec.groupName() + "' stalled: only "
                         + members.size() + " of its " + spec.groupSize + " tensors were submitted by every rank within "
-                        + (afterNanos / 1_000_000_000L) + " s (KOLO_STALL_SHUTDOWN)"));
+                        + (afterNanos / 1_000_000_000L) + " s" + STALL_FIX));
             }
         }
     }
+
+    private static final String STALL_FIX = " (KOLO_STALL_SHUTDOWN): every rank must submit the same tensors; if one "
+            + "legitimately takes longer (evaluation, a checkpoint), raise KOLO_STALL_SHUTDOWN (0 waits for ever)";
 
     int pendingCount() {
         return pending.size();

@@ -28,6 +28,12 @@ final class RingDataPlane implements DataPlane {
     }
 
     @Override
+    public void allreduce(ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype,
+                          ReduceOp op, double prescale, double postscale) {
+        ring.allreduce(sequence++, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
+    }
+
+    @Override
     public long lastReduceScatterEndNanos() {
         return ring.lastReduceScatterEndNanos();
     }
@@ -51,6 +57,56 @@ final class RingDataPlane implements DataPlane {
     @Override
     public void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes) {
         ring.alltoall(sequence++, send, toInts(sendBytes, countsA), recv, toInts(recvBytes, countsB));
+    }
+
+    @Override
+    public ByteBuffer roundOutbox(int capacity) {
+        return ring.exchangeOutbox(capacity);
+    }
+
+    @Override
+    public void exchangeRound(int length, int maxBytes) {
+        ring.exchange(sequence++, length, maxBytes);
+    }
+
+    @Override
+    public ByteBuffer roundInbox() {
+        return ring.exchangeInbox();
+    }
+
+    @Override
+    public int roundOffset(int peer) {
+        return ring.exchangeOffset(peer);
+    }
+
+    @Override
+    public int roundLength(int peer) {
+        return ring.exchangeLength(peer);
+    }
+
+    @Override
+    public boolean awaitPeer(long timeoutNanos) {
+        return ring.awaitIncoming(timeoutNanos);
+    }
+
+    @Override
+    public void wakeup() {
+        ring.wakeup();
+    }
+
+    @Override
+    public boolean idleWait(long timeoutNanos) {
+        return ring.idleWait(timeoutNanos);
+    }
+
+    @Override
+    public void idleWakeup() {
+        ring.idleWakeup();
+    }
+
+    @Override
+    public void polling(long spinNanos, boolean yield) {
+        ring.polling(spinNanos, yield);
     }
 
     @Override

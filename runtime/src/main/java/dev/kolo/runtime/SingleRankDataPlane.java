@@ -21,6 +21,14 @@ final class SingleRankDataPlane implements DataPlane {
     }
 
     @Override
+    public void allreduce(ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype,
+                          ReduceOp op, double prescale, double postscale) {
+        for (int s = 0; s < segments; s++) {
+            allreduce(views[s], 0, lengths[s] / dtype.byteSize(), dtype, op, prescale, postscale);
+        }
+    }
+
+    @Override
     public void allgather(ByteBuffer buf, long[] bytesPerRank) {
         checkOpen();
     }
@@ -40,6 +48,58 @@ final class SingleRankDataPlane implements DataPlane {
     public void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes) {
         checkOpen();
         recv.put(0, send, 0, (int) sendBytes[0]);
+    }
+
+    @Override
+    public ByteBuffer roundOutbox(int capacity) {
+        throw new UnsupportedOperationException("a job of one has no agreement rounds");
+    }
+
+    @Override
+    public void exchangeRound(int length, int maxBytes) {
+        throw new UnsupportedOperationException("a job of one has no agreement rounds");
+    }
+
+    @Override
+    public ByteBuffer roundInbox() {
+        throw new UnsupportedOperationException("a job of one has no agreement rounds");
+    }
+
+    @Override
+    public int roundOffset(int peer) {
+        return 0;
+    }
+
+    @Override
+    public int roundLength(int peer) {
+        return 0;
+    }
+
+    @Override
+    public boolean awaitPeer(long timeoutNanos) {
+        checkOpen();
+        return false;
+    }
+
+    @Override
+    public void wakeup() {
+        // no peers to wait for
+    }
+
+    @Override
+    public boolean idleWait(long timeoutNanos) {
+        checkOpen();
+        return false;
+    }
+
+    @Override
+    public void idleWakeup() {
+        // no peers to wait for
+    }
+
+    @Override
+    public void polling(long spinNanos, boolean yield) {
+        // no peers to wait for
     }
 
     @Override

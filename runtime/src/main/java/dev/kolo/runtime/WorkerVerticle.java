@@ -1,8 +1,6 @@
 package dev.kolo.runtime;
 
 import dev.kolo.runtime.ControlMessage.Assignment;
-import dev.kolo.runtime.ControlMessage.BarrierEnter;
-import dev.kolo.runtime.ControlMessage.BarrierRelease;
 import dev.kolo.runtime.ControlMessage.CoordinatorAnnounce;
 import dev.kolo.runtime.ControlMessage.Hello;
 import dev.kolo.runtime.ControlMessage.HelloReply;
@@ -38,7 +36,6 @@ final class WorkerVerticle extends VerticleBase {
     /** The rendezvous this worker waits for: the first one, or a later one after {@link #rejoin()}. */
     private Promise<Assignment> joining = firstAssignment;
     private final java.util.concurrent.atomic.AtomicBoolean changePending;
-    private final Map<Long, Promise<Void>> barriers = new HashMap<>();
 
     private List<String> members = List.of();
     private Assignment assignment;
@@ -48,7 +45,6 @@ final class WorkerVerticle extends VerticleBase {
     private HelloReply lastReply;
     private boolean coordinatorDeployed;
     private Future<String> coordinatorDeployment;
-    private long nextBarrier;
     private long helloTimer = -1;
     private final List<Consumer<WorkerView>> viewListeners = new ArrayList<>();
     private final CollectiveClient collectives;
@@ -113,28 +109,6 @@ final class WorkerVerticle extends VerticleBase {
         return next.future();
     }
 
-    /** Runs a control-plane barrier across the current generation. */
-    Future<Void> barrier() {
-        Promise<Void> done = Promise.promise();
-        context.runOnContext(v -> {
-            if (assignment == null) {
-                done.fail(new KoloException("barrier before rendezvous completed"));
-                return;
-            }
-            if (abortCause != null) {
-                done.fail(abortCause);
-                return;
-            }
-            long sequence = nextBarrier++;
-            barriers.put(sequence, done);
-            int rank = view.get().rankOf(node.nodeId());
-            vertx.eventBus().send(node.addresses().coordinator(assignment.coordinatorNode()),
-                    node.seal(assignment.coordinatorNode(), new BarrierEnter(assignment.generation(), rank, sequence)),
-                    control);
-        });
-        return done.future();
-    }
-
     /** Registers a callback (run on this verticle's context) for every published view. */
     void onView(Consumer<WorkerView> listener) {
         context.runOnContext(v -> viewListeners.add(listener));
@@ -176,13 +150,6 @@ final class WorkerVerticle extends VerticleBase {
         }
         if (m instanceof Assignment a) {
             onAssignment(a);
-        } else if (m instanceof BarrierRelease r) {
-            if (assignment != null && r.generation() == assignment.generation()) {
-                Promise<Void> p = barriers.remove(r.sequence());
-                if (p != null) {
-                    p.tryComplete();
-                }
-            }
         } else if (m instanceof ControlMessage.MembershipPending mp) {
             if (assignment != null && mp.generation() == assignment.generation()) {
                 changePending.set(true);
@@ -274,11 +241,14 @@ final class WorkerVerticle extends VerticleBase {
         coordinatorNode = oldest;
     }
 
-    /** Ends the current generation on this rank: its barriers and collectives fail with {@code cause}. */
+    /** Ends the current generation on this rank: its collectives (barriers included) fail with {@code cause}. */
     private void endGeneration(KoloException cause, boolean workerLost) {
         abortCause = cause;
-        failPending(cause);
-        collectives.abort(cause);
+        if (cause instanceof WorkerLostException lost) {
+            collectives.workerLost(lost);
+        } else {
+            collectives.abort(cause);
+        }
         observability.metrics.aborted(workerLost);
     }
 
@@ -310,12 +280,6 @@ final class WorkerVerticle extends VerticleBase {
         }
     }
 
-    private void failPending(KoloException cause) {
-        List<Promise<Void>> pending = new ArrayList<>(barriers.values());
-        barriers.clear();
-        pending.forEach(p -> p.tryFail(cause));
-    }
-
     private void publishView() {
         WorkerInfo me = null;
         if (assignment != null) {
@@ -328,12 +292,6 @@ final class WorkerVerticle extends VerticleBase {
         WorkerView v = new WorkerView(assignment, me, coordinatorNode, coordinatorGeneration, abortCause);
         view.set(v);
         viewListeners.forEach(l -> l.accept(v));
-    }
-
-    @Override
-    public Future<?> stop() {
-        failPending(new KoloException("worker is closing"));
-        return Future.succeededFuture();
     }
 
     static String shortId(String node) {

@@ -151,8 +151,8 @@ class AuthenticationTest {
                 // ... fake results: every next response fails the op named "after-forgery" ...
                 for (long seq = 0; seq < 300; seq++) {
                     stranger.eventBus().send(to, new OpResponse(generation, seq, OpType.ALLREDUCE,
-                            List.of(new ResponseEntry("after-forgery/sum", -1, null, new long[0])),
-                            ErrorKind.MISMATCH, "forged", List.of()), plain);
+                            List.of(new ResponseEntry("after-forgery/sum", false, null, new long[0])),
+                            ErrorKind.MISMATCH, "forged"), plain);
                 }
                 // ... and a body that is no control message at all.
                 stranger.eventBus().send(to, "abort");

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kolo.runtime.ControlMessage.BarrierRelease;
+import dev.kolo.runtime.ControlMessage.JoinResponse;
 import dev.kolo.runtime.ControlMessage.OpResponse;
 import io.vertx.core.buffer.Buffer;
 import java.util.List;
@@ -24,7 +24,7 @@ class ControlAuthenticatorTest {
     private final ControlAuthenticator bob = new ControlAuthenticator(KEY, "bob", id -> id);
     private final AuthenticatingCodec aliceCodec = new AuthenticatingCodec(alice, rejections);
     private final AuthenticatingCodec bobCodec = new AuthenticatingCodec(bob, rejections);
-    private final ControlMessage release = new BarrierRelease(3, 17);
+    private final ControlMessage release = new JoinResponse(3, 17, 1);
 
     private Buffer send(AuthenticatingCodec from, String to, ControlMessage m) {
         Buffer wire = Buffer.buffer().appendString("vertx-header");
@@ -38,8 +38,7 @@ class ControlAuthenticatorTest {
 
     @Test
     void authenticMessagesOpenOnceAtTheirReceiver() {
-        OpResponse response = new OpResponse(3, 0, OpType.ALLREDUCE, List.of(), ControlMessage.ErrorKind.NONE, "",
-                List.of());
+        OpResponse response = new OpResponse(3, 0, OpType.ALLREDUCE, List.of(), ControlMessage.ErrorKind.NONE, "");
         for (ControlMessage m : List.of(release, response)) {
             Buffer wire = send(aliceCodec, "bob", m);
             assertEquals(m, bobCodec.decodeFromWire(12, wire));
@@ -81,10 +80,10 @@ class ControlAuthenticatorTest {
     void countersMayArriveSlightlyOutOfOrderButNeverTwice() {
         Buffer[] wires = new Buffer[5];
         for (int i = 0; i < wires.length; i++) {
-            wires[i] = send(aliceCodec, "bob", new BarrierRelease(1, i));
+            wires[i] = send(aliceCodec, "bob", new JoinResponse(1, i, 0));
         }
         for (int i : new int[] {1, 0, 4, 2, 3}) {
-            assertEquals(new BarrierRelease(1, i), bobCodec.decodeFromWire(12, wires[i]));
+            assertEquals(new JoinResponse(1, i, 0), bobCodec.decodeFromWire(12, wires[i]));
         }
         for (Buffer w : wires) {
             assertEquals("replay", reason(bobCodec.decodeFromWire(12, w)));

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.kolo.runtime.ControlMessage.Assignment;
-import dev.kolo.runtime.ControlMessage.BarrierEnter;
-import dev.kolo.runtime.ControlMessage.BarrierRelease;
 import dev.kolo.runtime.ControlMessage.CoordinatorAnnounce;
 import dev.kolo.runtime.ControlMessage.Hello;
 import dev.kolo.runtime.ControlMessage.HelloReply;
@@ -26,11 +24,14 @@ class ControlCodecTest {
                 new HelloReply(false, "job is full", 3, List.of("a pid 1", "b pid 2")),
                 new Assignment(9, "coord", List.of(worker, worker.withRanks(0, 0, 1))),
                 new CoordinatorAnnounce(10, "coord-2"),
-                new BarrierEnter(9, 2, 41),
-                new BarrierRelease(9, 41),
                 new MembersChanged(List.of("x", "y"), List.of("z")),
                 new ControlMessage.OpRequest(3, 1, new OpSpec("grads/1", OpType.ALLREDUCE, DType.BFLOAT16,
-                        new long[] {7, 3}, ReduceOp.AVERAGE, 0.5, 2, 0, null, 4)));
+                        new long[] {7, 3}, ReduceOp.AVERAGE, 0.5, 2, 0, null, 4)),
+                new ControlMessage.OpResponse(3, 5, OpType.ALLGATHER, List.of(new ControlMessage.ResponseEntry("g",
+                        true, new OpSpec("g", OpType.ALLGATHER, DType.INT8, new long[] {2}, ReduceOp.SUM, 1, 1, 0,
+                        null), new long[] {2, 2}), new ControlMessage.ResponseEntry("h", false, null, new long[0])),
+                        ControlMessage.ErrorKind.NONE, ""),
+                new ControlMessage.JoinResponse(3, 6, 1));
         for (ControlMessage m : all) {
             Buffer wire = Buffer.buffer().appendString("prefix");
             codec.encodeToWire(wire, m);
@@ -94,16 +95,22 @@ class ControlCodecTest {
 
     @Test
     void outOfRangeFieldsAreRejectedByName() {
-        assertNames(rejection(frame(5, Buffer.buffer().appendLong(-3).appendInt(0).appendLong(0))), "generation", "-3");
-        assertNames(rejection(frame(5, Buffer.buffer().appendLong(1).appendInt(70_000).appendLong(0))), "rank",
-                "70000");
-        assertNames(rejection(frame(6, Buffer.buffer().appendLong(1).appendLong(-1))), "sequence");
+        assertNames(rejection(frame(11, Buffer.buffer().appendLong(-3).appendInt(0))), "generation", "-3");
+        assertNames(rejection(frame(11, Buffer.buffer().appendLong(1).appendInt(70_000))), "rank", "70000");
+        assertNames(rejection(frame(12, Buffer.buffer().appendLong(1).appendLong(-1).appendInt(0))), "sequence");
         assertNames(rejection(frame(1, workerBytes("n", 70_000, -1, -1, -1).appendLong(0))), "dataPort");
         assertNames(rejection(frame(1, workerBytes("", 7070, -1, -1, -1).appendLong(0))), "node", "empty");
         assertNames(rejection(frame(1, workerBytes("n", 7070, 0, 2, 2).appendLong(0))), "localRank");
         assertNames(rejection(frame(2, Buffer.buffer().appendByte((byte) 2).appendBuffer(str("")).appendInt(1)
                 .appendUnsignedShort(0))), "accepted");
-        assertNames(rejection(frame(9, Buffer.buffer().appendLong(1).appendInt(0).appendInt(-5))), "cacheId");
+        // Retired types (control-plane barriers, requests by cache id) are unknown now.
+        for (int retired : new int[] {5, 6, 9}) {
+            assertNames(rejection(frame(retired, Buffer.buffer().appendLong(1).appendInt(0).appendInt(0))), "unknown");
+        }
+        Buffer badFlags = Buffer.buffer().appendLong(1).appendLong(0).appendByte((byte) 1).appendByte((byte) 0)
+                .appendBuffer(str("")).appendUnsignedShort(1).appendBuffer(str("t")).appendByte((byte) 4)
+                .appendUnsignedShort(0);
+        assertNames(rejection(frame(10, badFlags)), "entry flags", "4");
         assertNames(rejection(frame(12, Buffer.buffer().appendLong(1).appendLong(0).appendInt(-2))), "lastRank");
     }
 
@@ -144,8 +151,8 @@ class ControlCodecTest {
         assertNames(rejection(frame(7, Buffer.buffer().appendUnsignedShort(65535))), "truncated");
         // Negative per-rank counts in a response entry.
         Buffer response = Buffer.buffer().appendLong(1).appendLong(0).appendByte((byte) 1).appendByte((byte) 0)
-                .appendBuffer(str("")).appendUnsignedShort(1).appendBuffer(str("t")).appendInt(-1).appendByte((byte) 0)
-                .appendUnsignedShort(1).appendLong(-4).appendUnsignedShort(0);
+                .appendBuffer(str("")).appendUnsignedShort(1).appendBuffer(str("t")).appendByte((byte) 0)
+                .appendUnsignedShort(1).appendLong(-4);
         assertNames(rejection(frame(10, response)), "perRank", "-4");
     }
 }

@@ -2,8 +2,6 @@ package dev.kolo.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.ControlMessage.ErrorKind;
@@ -25,7 +23,7 @@ class NegotiatorTest {
 
     @Test
     void readyOnlyWhenEveryRankAsked() {
-        Negotiator n = new Negotiator(3, 1, 0, 16);
+        Negotiator n = new Negotiator(3, 1, 0);
         n.onRequest(0, allreduce("g", DType.FLOAT32, 4), 0);
         n.onRequest(2, allreduce("g", DType.FLOAT32, 4), 0);
         assertTrue(n.drain().isEmpty());
@@ -38,7 +36,7 @@ class NegotiatorTest {
 
     @Test
     void mismatchNamesTensorAttributeAndRanks() {
-        Negotiator n = new Negotiator(3, 1, 0, 16);
+        Negotiator n = new Negotiator(3, 1, 0);
         n.onRequest(0, allreduce("w", DType.FLOAT32, 3, 4), 0);
         n.onRequest(1, allreduce("w", DType.FLOAT32, 4, 3), 0);
         n.onRequest(2, allreduce("w", DType.FLOAT32, 3, 4), 0);
@@ -55,7 +53,7 @@ class NegotiatorTest {
 
     @Test
     void dtypeOpScaleAndRootMismatchesAreCaught() {
-        Negotiator n = new Negotiator(2, 1, 0, 16);
+        Negotiator n = new Negotiator(2, 1, 0);
         n.onRequest(0, allreduce("a", DType.FLOAT32, 2), 0);
         n.onRequest(1, allreduce("a", DType.FLOAT64, 2), 0);
         assertTrue(only(n.drain()).error().contains("dtype differs"));
@@ -75,7 +73,7 @@ class NegotiatorTest {
 
     @Test
     void allgatherMayDifferInDimZeroOnly() {
-        Negotiator n = new Negotiator(2, 1, 0, 16);
+        Negotiator n = new Negotiator(2, 1, 0);
         n.onRequest(0, new OpSpec("g", OpType.ALLGATHER, DType.FLOAT32, new long[] {17, 3}, ReduceOp.SUM, 1, 1, 0, null), 0);
         n.onRequest(1, new OpSpec("g", OpType.ALLGATHER, DType.FLOAT32, new long[] {32, 3}, ReduceOp.SUM, 1, 1, 0, null), 0);
         OpResponse r = only(n.drain());
@@ -88,7 +86,7 @@ class NegotiatorTest {
 
     @Test
     void readyAllreducesFuseUpToTheThreshold() {
-        Negotiator n = new Negotiator(2, 1, 100, 16);
+        Negotiator n = new Negotiator(2, 1, 100);
         // Both ranks submit a burst before the coordinator drains: 3 x 40 bytes with a 100-byte threshold.
         for (String name : List.of("a", "b", "c")) {
             n.onRequest(0, allreduce(name, DType.FLOAT32, 10), 0);
@@ -102,7 +100,7 @@ class NegotiatorTest {
         // A different dtype never fuses with float32, but it may go before the next float32 batch.
         assertEquals(List.of("c"), ((OpResponse) out.get(1)).entries().stream().map(e -> e.name()).toList());
         assertEquals(List.of("d"), ((OpResponse) out.get(2)).entries().stream().map(e -> e.name()).toList());
-        Negotiator off = new Negotiator(2, 1, 0, 16);
+        Negotiator off = new Negotiator(2, 1, 0);
         for (String name : List.of("a", "b")) {
             off.onRequest(0, allreduce(name, DType.FLOAT32, 10), 0);
             off.onRequest(1, allreduce(name, DType.FLOAT32, 10), 0);
@@ -111,34 +109,25 @@ class NegotiatorTest {
     }
 
     @Test
-    void cachedRequestsResolveAndResponsesCarryIdsOnly() {
-        Negotiator n = new Negotiator(2, 1, 0, 2);
+    void responsesSayWhichSpecsTheRanksMayCache() {
+        Negotiator n = new Negotiator(2, 1, 0);
         OpSpec a = allreduce("a", DType.FLOAT32, 8);
         n.onRequest(0, a, 0);
         n.onRequest(1, a, 0);
         OpResponse first = only(n.drain());
-        int id = first.entries().get(0).cacheId();
-        assertTrue(id >= 0);
-        assertNotNull(first.entries().get(0).spec(), "first time: full spec so ranks can fill their caches");
-        assertTrue(n.onCachedRequest(0, id, 0));
-        assertTrue(n.onCachedRequest(1, id, 0));
-        OpResponse second = only(n.drain());
-        assertEquals(id, second.entries().get(0).cacheId());
-        assertNull(second.entries().get(0).spec(), "cache hit: no metadata crosses the wire");
-        assertFalse(n.onCachedRequest(0, 12345, 0));
-        // Two more distinct specs evict the least recently used with capacity 2.
-        for (String name : List.of("b", "c")) {
-            n.onRequest(0, allreduce(name, DType.FLOAT32, 8), 0);
-            n.onRequest(1, allreduce(name, DType.FLOAT32, 8), 0);
-        }
-        List<ControlMessage> out = n.drain();
-        assertEquals(List.of(id), ((OpResponse) out.get(1)).evicted());
-        assertTrue(n.onCachedRequest(0, id, 0), "a recently evicted id still resolves");
+        assertTrue(first.entries().get(0).cacheable(), "every rank sent the same spec: cacheable");
+        assertEquals(a, first.entries().get(0).spec(), "every response carries the agreed spec");
+        n.onRequest(0, new OpSpec("g", OpType.ALLGATHER, DType.FLOAT32, new long[] {2, 3}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        n.onRequest(1, new OpSpec("g", OpType.ALLGATHER, DType.FLOAT32, new long[] {5, 3}, ReduceOp.SUM, 1, 1, 0, null), 0);
+        assertFalse(only(n.drain()).entries().get(0).cacheable(), "dim 0 differs between ranks: not cacheable");
+        n.onRequest(0, alltoall("t", 4, 2, 2), 0);
+        n.onRequest(1, alltoall("t", 4, 2, 2), 0);
+        assertFalse(only(n.drain()).entries().get(0).cacheable(), "alltoall splits are each rank's own");
     }
 
     @Test
     void joinedRanksCountForAllreduceAndFailOthers() {
-        Negotiator n = new Negotiator(3, 1, 0, 16);
+        Negotiator n = new Negotiator(3, 1, 0);
         n.onJoin(2);
         n.onRequest(0, allreduce("g", DType.FLOAT32, 4), 0);
         n.onRequest(1, allreduce("g", DType.FLOAT32, 4), 0);
@@ -162,7 +151,7 @@ class NegotiatorTest {
 
     @Test
     void aGroupRunsAsOneOnceEveryMemberIsReadyEverywhere() {
-        Negotiator n = new Negotiator(2, 1, 1 << 20, 16);
+        Negotiator n = new Negotiator(2, 1, 1 << 20);
         // Member 0 is ready on both ranks long before member 1 reaches the coordinator: it must wait.
         n.onRequest(0, member("pair", 0, 2, 10), 0);
         n.onRequest(1, member("pair", 0, 2, 10), 0);
@@ -180,7 +169,7 @@ class NegotiatorTest {
 
     @Test
     void aGroupThatNeverCompletesFailsWithItsStalledMember() {
-        Negotiator n = new Negotiator(2, 1, 1 << 20, 16);
+        Negotiator n = new Negotiator(2, 1, 1 << 20);
         n.onRequest(0, member("g", 0, 2, 4), 0);
         n.onRequest(1, member("g", 0, 2, 4), 0);
         n.onRequest(0, member("g", 1, 2, 4), 0);
@@ -205,7 +194,7 @@ class NegotiatorTest {
 
     @Test
     void stallsNameTheMissingRanksAndCanFailTheOp() {
-        Negotiator n = new Negotiator(3, 1, 0, 16);
+        Negotiator n = new Negotiator(3, 1, 0);
         n.onRequest(0, allreduce("slow", DType.FLOAT32, 1), 0);
         n.onRequest(2, allreduce("slow", DType.FLOAT32, 1), 0);
         assertTrue(n.stalls(1_000_000_000L, 2_000_000_000L).isEmpty());
@@ -226,7 +215,7 @@ class NegotiatorTest {
     @Test
     void requestsFromTheWireThatDoNotFitTheJobAreInvalidNotACrash() {
         // The API checks splits and roots on submit; a forged request must not break negotiation either.
-        Negotiator n = new Negotiator(2, 1, 0, 16);
+        Negotiator n = new Negotiator(2, 1, 0);
         n.onRequest(0, alltoall("x", 4, 2, 2), 0);
         n.onRequest(1, alltoall("x", 4, 4), 0); // one split for two ranks
         OpResponse r = only(n.drain());

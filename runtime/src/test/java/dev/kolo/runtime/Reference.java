@@ -35,12 +35,16 @@ final class Reference {
     static double[] reduce(List<Tensor> inputs, DType dtype, ReduceOp op, double prescale, double postscale) {
         int n = inputs.size();
         int count = (int) inputs.get(0).numElements();
+        double[][] values = new double[n][];
+        for (int r = 0; r < n; r++) {
+            values[r] = inputs.get(r).toDoubleArray();
+        }
         double[] out = new double[count];
         for (int i = 0; i < count; i++) {
             double acc = 0;
             long iacc = 0;
             for (int r = 0; r < n; r++) {
-                double x = inputs.get(r).toDoubleArray()[i];
+                double x = values[r][i];
                 if (!dtype.isFloatingPoint()) {
                     long xi = saturate(dtype, x * prescale);
                     iacc = r == 0 ? xi : wrap(dtype, combine(op, iacc, xi));

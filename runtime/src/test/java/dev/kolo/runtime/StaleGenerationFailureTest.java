@@ -33,19 +33,21 @@ class StaleGenerationFailureTest {
     void aLateFailureOfTheOldGenerationLeavesTheNewOneRunning() throws Exception {
         String job = LocalJob.uniqueName("stale");
         ClusterNode node = ClusterNode.start(LocalJob.config(job, 2).build(), new SimpleMeterRegistry(), null);
-        BlockingPlane first = new BlockingPlane();
-        List<DataPlane> planes = List.of(first, new BlockingPlane());
+        BlockingPlane first = new BlockingPlane(true);
+        BlockingPlane second = new BlockingPlane(false);
+        List<DataPlane> planes = List.of(first, second);
         AtomicInteger opened = new AtomicInteger();
         CollectiveClient client = new CollectiveClient(node, (a, self) -> planes.get(opened.getAndIncrement()),
-                "stale-test-collectives", new Observability(new KoloMetrics(job, false)));
+                new KernelReducer(dev.kolo.kernels.Kernels.java()), "stale-test-collectives",
+                new Observability(new KoloMetrics(job, false)));
         try {
             WorkerInfo me = new WorkerInfo(node.nodeId(), "127.0.0.1", 1, 1, -1, 0, 0, 1);
             WorkerInfo peer = new WorkerInfo("peer-node", "127.0.0.1", 2, 2, -1, 1, 0, 1);
             client.onAssignment(new Assignment(1, node.nodeId(), List.of(me, peer)), me);
             OpSpec a = allreduce("a");
-            CompletableFuture<Tensor> inFirst = client.submit(a, Tensor.of(new float[] {1f, 2f}, 2));
-            client.onResponse(new OpResponse(1, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("a", -1, a,
-                    new long[0])), ErrorKind.NONE, "", List.of()));
+            CompletableFuture<Tensor> inFirst = client.submit(a, Tensor.of(new float[] {1f, 2f}, 2), null, false);
+            client.onResponse(new OpResponse(1, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("a", true, a,
+                    new long[0])), ErrorKind.NONE, ""));
             assertTrue(first.entered.await(20, TimeUnit.SECONDS), "generation 1's allreduce started");
 
             // The peer leaves: the worker aborts generation 1 (its op fails at once) and is assigned generation 2.
@@ -54,16 +56,24 @@ class StaleGenerationFailureTest {
             ExecutionException failed = assertThrows(ExecutionException.class, () -> inFirst.get(10, TimeUnit.SECONDS));
             assertSame(lost, failed.getCause());
             client.onAssignment(new Assignment(2, node.nodeId(), List.of(me, peer)), me);
-            CompletableFuture<Tensor> inSecond = client.submit(allreduce("b"), Tensor.of(new float[] {3f, 4f}, 2));
+            OpSpec b = allreduce("b");
+            CompletableFuture<Tensor> inSecond = client.submit(b, Tensor.of(new float[] {3f, 4f}, 2), null, false);
 
-            // Now generation 1's op fails late on the collective thread.
+            // Now generation 1's op fails late on the collective thread, which then opens generation 2's data plane.
             first.failWith(new WorkerLostException("data connection to rank 1 closed the connection during op 0 of "
                     + "generation 1", 1, "127.0.0.1"));
             assertTrue(first.failed.await(10, TimeUnit.SECONDS));
-            Thread.sleep(500); // the collective thread handles the failure, then opens generation 2's data plane
-            assertFalse(inSecond.isDone(), "generation 2's op was failed by generation 1's late failure: "
-                    + (inSecond.isCompletedExceptionally() ? inSecond.handle((r, e) -> e).join() : inSecond));
-            assertFalse(client.submit(allreduce("c"), Tensor.of(new float[] {5f, 6f}, 2)).isDone(),
+            // Generation 2 runs its op to the end: the late failure did not abort it.
+            client.onResponse(new OpResponse(2, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("b", true, b,
+                    new long[0])), ErrorKind.NONE, ""));
+            Tensor result = inSecond.handle((r, e) -> {
+                if (e != null) {
+                    throw new AssertionError("generation 2's op was failed by generation 1's late failure", e);
+                }
+                return r;
+            }).get(20, TimeUnit.SECONDS);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(new float[] {3f, 4f}, result.toFloatArray());
+            assertFalse(client.submit(allreduce("c"), Tensor.of(new float[] {5f, 6f}, 2), null, false).isDone(),
                     "generation 2 still accepts ops");
         } finally {
             client.close();
@@ -75,11 +85,23 @@ class StaleGenerationFailureTest {
         return new OpSpec(name, OpType.ALLREDUCE, DType.FLOAT32, new long[] {2}, ReduceOp.SUM, 1.0, 1.0, 0, null);
     }
 
-    /** A data plane whose allreduce blocks until told how to fail; everything else is unused. */
+    /**
+     * A data plane of two ranks whose peer always sends the round message this rank sends (it has submitted
+     * the same and holds the same responses), and whose allreduce either blocks until told how to fail or
+     * leaves the data as it is.
+     */
     private static final class BlockingPlane implements DataPlane {
         final CountDownLatch entered = new CountDownLatch(1);
         final CountDownLatch failed = new CountDownLatch(1);
         private final CompletableFuture<KoloException> failure = new CompletableFuture<>();
+        private final boolean blocks;
+        private final ByteBuffer outbox = ByteBuffer.allocateDirect(1 << 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        private final ByteBuffer inbox = ByteBuffer.allocateDirect(2 << 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        private int length;
+
+        BlockingPlane(boolean blocks) {
+            this.blocks = blocks;
+        }
 
         void failWith(KoloException e) {
             failure.complete(e);
@@ -89,6 +111,9 @@ class StaleGenerationFailureTest {
         public void allreduce(ByteBuffer buf, int offset, int count, DType dtype, ReduceOp op, double prescale,
                               double postscale) {
             entered.countDown();
+            if (!blocks) {
+                return;
+            }
             KoloException e;
             try {
                 e = failure.get(30, TimeUnit.SECONDS);
@@ -97,6 +122,12 @@ class StaleGenerationFailureTest {
             }
             failed.countDown();
             throw e;
+        }
+
+        @Override
+        public void allreduce(ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype,
+                              ReduceOp op, double prescale, double postscale) {
+            throw new UnsupportedOperationException();
         }
 
         @Override
@@ -118,6 +149,56 @@ class StaleGenerationFailureTest {
         @Override
         public void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes) {
             throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public ByteBuffer roundOutbox(int capacity) {
+            return outbox;
+        }
+
+        @Override
+        public void exchangeRound(int length, int maxBytes) {
+            this.length = length;
+            inbox.put(1 << 20, outbox, 0, length);
+        }
+
+        @Override
+        public ByteBuffer roundInbox() {
+            return inbox;
+        }
+
+        @Override
+        public int roundOffset(int peer) {
+            return peer << 20;
+        }
+
+        @Override
+        public int roundLength(int peer) {
+            return length;
+        }
+
+        @Override
+        public boolean awaitPeer(long timeoutNanos) {
+            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(timeoutNanos, 1_000_000));
+            return false;
+        }
+
+        @Override
+        public void wakeup() {
+        }
+
+        @Override
+        public boolean idleWait(long timeoutNanos) {
+            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(timeoutNanos, 1_000_000));
+            return false;
+        }
+
+        @Override
+        public void idleWakeup() {
+        }
+
+        @Override
+        public void polling(long spinNanos, boolean yield) {
         }
 
         @Override

@@ -12,9 +12,23 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A rank that never submits a tensor: the others' op fails naming it (stall shutdown) instead of waiting forever. */
+/**
+ * A rank that never submits a tensor: after the stall shutdown time every rank gets an error naming the tensor,
+ * the missing ranks and the setting, instead of waiting for ever; the default is finite.
+ */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class StallInspectorTest {
+
+    @Test
+    void theDefaultStallShutdownIsFiniteAndDocumented() throws Exception {
+        java.time.Duration shutdown = KoloConfig.builder().build().stallShutdown();
+        assertEquals(java.time.Duration.ofSeconds(600), shutdown, "documented default");
+        assertTrue(shutdown.compareTo(KoloConfig.builder().build().opTimeout()) < 0,
+                "a stall must end before a blocking call's own deadline");
+        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
+        assertTrue(readme.matches("(?s).*\\| `KOLO_STALL_SHUTDOWN` \\|[^\\n]*\\| 600 s \\|.*"),
+                "README's settings table gives the default of KOLO_STALL_SHUTDOWN");
+    }
 
     @Test
     void stalledTensorFailsOnTheRanksThatWaitAndNamesTheMissingRank() throws Exception {
@@ -27,11 +41,23 @@ class StallInspectorTest {
                     ReduceOp.SUM);
             CompletableFuture<Tensor> r2 = byRank[2].allreduceAsync("only-some", Tensor.of(new float[] {1}, 1),
                     ReduceOp.SUM);
+            // Rank 1 runs another step meanwhile: it waits for a tensor the others never submit.
+            CompletableFuture<Tensor> r1 = byRank[1].allreduceAsync("elsewhere", Tensor.of(new float[] {1}, 1),
+                    ReduceOp.SUM);
             for (CompletableFuture<Tensor> f : List.of(r0, r2)) {
                 ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
                 assertTrue(e.getCause() instanceof KoloException);
                 assertTrue(e.getCause().getMessage().contains("ranks [1] did not submit it"), e.getCause().getMessage());
+                assertTrue(e.getCause().getMessage().contains("raise KOLO_STALL_SHUTDOWN"), e.getCause().getMessage());
             }
+            ExecutionException own = assertThrows(ExecutionException.class, () -> r1.get(20, TimeUnit.SECONDS));
+            assertTrue(own.getCause().getMessage().contains("'elsewhere' stalled: ranks [0, 2] did not submit it"),
+                    own.getCause().getMessage());
+            // Rank 1 submits the stalled tensor late: it fails at once with the same error, instead of stalling anew.
+            ExecutionException late = assertThrows(ExecutionException.class, () -> byRank[1].allreduceAsync("only-some",
+                    Tensor.of(new float[] {1}, 1), ReduceOp.SUM).get(5, TimeUnit.SECONDS));
+            assertTrue(late.getCause().getMessage().contains("'only-some' stalled: ranks [1] did not submit it"),
+                    late.getCause().getMessage());
             // The job goes on.
             List<Tensor> next = CollectiveMatrixTest.onAll(List.of(byRank),
                     (r, k) -> k.allreduce("after-stall", Tensor.of(new float[] {2}, 1), ReduceOp.SUM));

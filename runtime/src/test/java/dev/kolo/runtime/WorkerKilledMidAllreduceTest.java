@@ -15,7 +15,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** SIGKILL one of three processes during 64 MiB allreduces: the survivors get WorkerLostException within 10 s. */
+/**
+ * SIGKILL one of three processes in the middle of its work: the survivors get WorkerLostException within 10 s,
+ * both during 64 MiB allreduces and during steady steps of many small tensors agreed in the ranks' own rounds.
+ */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class WorkerKilledMidAllreduceTest {
     private final List<Process> processes = new ArrayList<>();
@@ -27,16 +30,25 @@ class WorkerKilledMidAllreduceTest {
 
     @Test
     void survivorsFailFastInsteadOfHanging() throws Exception {
+        killOneOfThree(AllreduceLoopWorker.class, 2);
+    }
+
+    @Test
+    void survivorsOfASteadyStepFailFastToo() throws Exception {
+        killOneOfThree(SteadyStepWorker.class, 5);
+    }
+
+    private void killOneOfThree(Class<?> worker, int iterationsFirst) throws Exception {
         String job = LocalJob.uniqueName("kill");
         int ports = LocalJob.freshPortRange();
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         for (int i = 0; i < 3; i++) {
-            processes.add(start(job, ports, i, lines));
+            processes.add(start(worker, job, ports, i, lines));
         }
         Map<Integer, Integer> iterations = new HashMap<>();
         Map<Integer, Integer> rankOf = new HashMap<>();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
-        while (iterations.size() < 3 || iterations.values().stream().anyMatch(v -> v < 2)) {
+        while (iterations.size() < 3 || iterations.values().stream().anyMatch(v -> v < iterationsFirst)) {
             String line = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             assertNotNull(line, "workers did not all run allreduces in time: " + iterations);
             int index = Integer.parseInt(line.substring(1, line.indexOf(']')));
@@ -70,8 +82,9 @@ class WorkerKilledMidAllreduceTest {
         System.out.println("survivors saw WorkerLostException " + detectMillis + " ms after SIGKILL");
     }
 
-    private static Process start(String job, int ports, int index, BlockingQueue<String> lines) throws Exception {
-        return ChildWorker.start(AllreduceLoopWorker.class, java.util.Map.of("KOLO_JOB", job, "KOLO_NP", "3",
+    private static Process start(Class<?> worker, String job, int ports, int index, BlockingQueue<String> lines)
+            throws Exception {
+        return ChildWorker.start(worker, java.util.Map.of("KOLO_JOB", job, "KOLO_NP", "3",
                 "KOLO_CLUSTER_PORT", Integer.toString(ports), "KOLO_RENDEZVOUS_TIMEOUT", "150"), index, lines);
     }
 }

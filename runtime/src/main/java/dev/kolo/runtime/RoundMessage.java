@@ -1,0 +1,60 @@
+package dev.kolo.runtime;
+
+/**
+ * Layout of one rank's message in an agreement round (little-endian), sent to every other rank over the data
+ * plane by {@link RankGeneration}:
+ *
+ * <pre>
+ *  0  int     flags (bit 0: this rank has joined)
+ *  4  int     words: 64-bit words in each bit set (the same on every rank: the caches are identical)
+ *  8  long    coordinator responses this rank holds, contiguously from sequence 0
+ * 16  long[w] ready: cache ids of the tensors this rank has submitted and waits for
+ *  .  long[w] invalid: cache ids every rank must drop (a name submitted with another spec, or waiting too long)
+ *  .  bytes   the data of the ready tensors small enough to travel in the round itself ("eager"), in id order
+ * </pre>
+ *
+ * Which ready tensors carry eager data is a function of the ready set and the cached specs alone, so every
+ * receiver finds each one's bytes without an index.
+ */
+final class RoundMessage {
+    static final int FLAGS = 0;
+    static final int WORDS = 4;
+    static final int RECEIVED = 8;
+    static final int BITS = 16;
+    static final int FLAG_JOINED = 1;
+    /** Largest allreduce whose data travels in the round (one network hop for the whole op). */
+    static final int EAGER_OP_BYTES = 8 * 1024;
+    /**
+     * Most eager data in one message: data of a tensor not ready on every rank travels again next round, so
+     * this bounds the waste, and it keeps a round a small message.
+     */
+    static final int EAGER_BYTES = 16 * 1024;
+
+    private RoundMessage() {
+    }
+
+    static int words(int ids) {
+        return (ids + 63) >>> 6;
+    }
+
+    static int readyAt() {
+        return BITS;
+    }
+
+    static int invalidAt(int words) {
+        return BITS + 8 * words;
+    }
+
+    static int eagerAt(int words) {
+        return BITS + 16 * words;
+    }
+
+    static int maxBytes(int words) {
+        return eagerAt(words) + EAGER_BYTES;
+    }
+
+    /** Whether a ready tensor of this spec sends its data in the round (while the budget lasts). */
+    static boolean eager(OpSpec spec) {
+        return spec.type == OpType.ALLREDUCE && spec.groupSize == 0 && spec.byteSize() <= EAGER_OP_BYTES;
+    }
+}
