@@ -19,10 +19,10 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code bench allreduce -np N}: float32 SUM allreduce over N local worker processes, sizes from
- * {@code --min-bytes} to {@code --max-bytes} by factors of 4. Each op is timed alone after a barrier and
- * the slowest rank's time counts; the median over iterations is reported with algbw and
- * busbw = algbw * 2(n-1)/n. Then a ResNet-50-shaped step (161 gradients submitted back to back) against one
- * allreduce of the same bytes.
+ * {@code --min-bytes} to {@code --max-bytes} by factors of 4. Each op is timed alone after a barrier (an
+ * agreement round on the data plane, as an MPI barrier is) and the slowest rank's time counts; the median over
+ * iterations is reported with algbw and busbw = algbw * 2(n-1)/n, and the time per op of a back-to-back loop.
+ * Then a ResNet-50-shaped step (161 gradients submitted back to back) against one allreduce of the same bytes.
  */
 @Command(name = "allreduce", description = "Allreduce latency and bandwidth over N local worker processes.",
         mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class, sortOptions = false)
@@ -123,8 +123,8 @@ final class BenchAllreduceCommand implements Callable<Integer> {
         try (Kolo kolo = Kolo.init(config)) {
             int n = kolo.size();
             if (!json && kolo.rank() == 0) {
-                System.out.printf(Locale.ROOT, "| %12s | %12s | %10s | %10s |  (np %d, %s kernels)%n", "bytes",
-                        "time_us", "algbw_GBps", "busbw_GBps", n, kolo.kernels());
+                System.out.printf(Locale.ROOT, "| %12s | %12s | %10s | %10s | %12s |  (np %d, %s kernels)%n", "bytes",
+                        "time_us", "algbw_GBps", "busbw_GBps", "b2b_us", n, kolo.kernels());
             }
             ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
             warmUpSmallOps(kolo, big);
@@ -134,8 +134,10 @@ final class BenchAllreduceCommand implements Callable<Integer> {
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 int count = (int) (bytes / 4);
                 Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), count);
-                double seconds = timeOps(kolo, "ar." + bytes, () -> kolo.allreduceInPlace("bench", t, ReduceOp.SUM));
-                report(kolo, bytes, seconds, n);
+                Runnable op = () -> kolo.allreduceInPlace("bench", t, ReduceOp.SUM);
+                double seconds = timeOps(kolo, "ar." + bytes, op);
+                double backToBack = timeBackToBack(kolo, "ar." + bytes, op, seconds);
+                report(kolo, bytes, seconds, backToBack, n);
             }
             if (fusedStep) {
                 fusedStep(kolo, n);
@@ -199,7 +201,22 @@ final class BenchAllreduceCommand implements Callable<Integer> {
         return worst[iterations / 2];
     }
 
-    private void report(Kolo kolo, long bytes, double seconds, int n) {
+    /**
+     * Ops back to back, no barrier between them (as nccl-tests and run-mpi.sh's b2b column time them): the
+     * whole loop's time per op on the slowest rank. About a tenth of the per-op budget, at least 5 ops.
+     */
+    private double timeBackToBack(Kolo kolo, String name, Runnable op, double perOp) {
+        int iterations = (int) Math.max(5, Math.min(1000, budget / 2 / Math.max(perOp, 1e-6)));
+        kolo.barrier();
+        long start = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+            op.run();
+        }
+        double mine = (System.nanoTime() - start) / 1e9 / iterations;
+        return kolo.allreduce(name + ".b2b", Tensor.of(new double[] {mine}, 1), ReduceOp.MAX).toDoubleArray()[0];
+    }
+
+    private void report(Kolo kolo, long bytes, double seconds, double backToBack, int n) {
         if (kolo.rank() != 0) {
             return;
         }
@@ -207,9 +224,11 @@ final class BenchAllreduceCommand implements Callable<Integer> {
         double busbw = algbw * 2.0 * (n - 1) / n;
         if (json) {
             System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce\",\"dtype\":\"float32\",\"np\":%d,\"bytes\":%d,"
-                    + "\"time_us\":%.2f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f}%n", n, bytes, seconds * 1e6, algbw, busbw);
+                    + "\"time_us\":%.2f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,\"b2b_us\":%.2f}%n", n, bytes,
+                    seconds * 1e6, algbw, busbw, backToBack * 1e6);
         } else {
-            System.out.printf(Locale.ROOT, "| %12d | %12.2f | %10.3f | %10.3f |%n", bytes, seconds * 1e6, algbw, busbw);
+            System.out.printf(Locale.ROOT, "| %12d | %12.2f | %10.3f | %10.3f | %12.2f |%n", bytes, seconds * 1e6, algbw,
+                    busbw, backToBack * 1e6);
         }
     }
 

@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 @Command(name = "bench", description = "Benchmarks (see each subcommand's --help).",
         mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class,
         subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
-                BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class})
+                BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -14,6 +14,6 @@ final class BenchCommand implements Runnable {
     @Override
     public void run() {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                "name a benchmark: kernels, allreduce, scaling, elastic, soak or chaos");
+                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak or chaos");
     }
 }
