@@ -44,6 +44,12 @@ final class CollectiveClient implements AutoCloseable, RankGeneration.Completion
     /** Longest single park: every deadline is computed, this only bounds the cost of a missed wake-up. */
     private static final long MAX_PARK_NANOS = 50_000_000;
     /**
+     * Longest the collective thread keeps a peer's round waiting when this rank has nothing for it. Answering at
+     * once would only agree on nothing; answering when the rank's own training thread submits (it then drives
+     * the round itself) completes the op in that same round. Far below the data plane's progress deadline.
+     */
+    static final long LAZY_ANSWER_NANOS = 200_000_000;
+    /**
      * How long the collective thread parks while callers drive before it looks again: the longest a peer's
      * round waits for this rank's answer when no caller drives and nothing is pending here (a rank with pending
      * work is answered at once).
@@ -77,6 +83,8 @@ final class CollectiveClient implements AutoCloseable, RankGeneration.Completion
     private final java.util.Set<Thread> parkedCallers = ConcurrentHashMap.newKeySet();
     /** When the lock holder last saw its next deadline: the collective thread's idle wait ends by then. */
     private volatile long engineDeadline = Long.MAX_VALUE;
+    /** When the lock holder last looked, this rank had something to tell its peers or waited for them. */
+    private volatile boolean engineBusy;
 
     // Guarded by the engine lock.
     /** Ops of a generation whose data plane is not open yet. */
@@ -350,7 +358,8 @@ final class CollectiveClient implements AutoCloseable, RankGeneration.Completion
     private void released() {
         RankGeneration g = current;
         engineDeadline = g == null ? Long.MAX_VALUE : g.nextDeadline();
-        boolean work = !submissions.isEmpty() || !tasks.isEmpty() || (g != null && g.busy()) || g != opened;
+        engineBusy = g != null && g.busy();
+        boolean work = !submissions.isEmpty() || !tasks.isEmpty() || engineBusy || g != opened;
         engine.unlock();
         for (Thread t : parkedCallers) {
             LockSupport.unpark(t);
@@ -532,11 +541,31 @@ final class CollectiveClient implements AutoCloseable, RankGeneration.Completion
         boolean peer = false;
         boolean polling = false;
         long lastWork = System.nanoTime();
+        long peerSince = 0;
         while (!closed) {
             try {
-                boolean due = peer || polling || !submissions.isEmpty() || !tasks.isEmpty() || current != opened
+                boolean local = !submissions.isEmpty() || !tasks.isEmpty() || current != opened || engineBusy
                         || System.nanoTime() - engineDeadline >= 0;
-                if (due) {
+                if (peer && !local && !polling) {
+                    // A peer started a round, and this rank has nothing for it: answer later, with what it submits
+                    // by then (the round then agrees on it at once), unless nothing comes within the bound.
+                    long now = System.nanoTime();
+                    peerSince = peerSince == 0 ? now : peerSince;
+                    if (now - peerSince < LAZY_ANSWER_NANOS) {
+                        collectiveIdle = true;
+                        try {
+                            if (submissions.isEmpty() && tasks.isEmpty()) {
+                                LockSupport.parkNanos(Math.min(LAZY_ANSWER_NANOS - (now - peerSince),
+                                        engineDeadline - now));
+                            }
+                        } finally {
+                            collectiveIdle = false;
+                        }
+                        continue;
+                    }
+                }
+                peerSince = 0;
+                if (peer || polling || local) {
                     if (callers.get() > 0 && canDrive() || !engine.tryLock()) {
                         parkCollective(); // a caller drives; it wakes this thread when it lets go
                         peer = false;

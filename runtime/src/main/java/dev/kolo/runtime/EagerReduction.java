@@ -12,12 +12,12 @@ import java.nio.ByteOrder;
 final class EagerReduction {
     private final Reducer reducer;
     private final int size;
-    private final ByteBuffer scratch = ByteBuffer.allocateDirect(RoundMessage.EAGER_OP_BYTES)
-            .order(ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer scratch;
 
     EagerReduction(Reducer reducer, int size) {
         this.reducer = reducer;
         this.size = size;
+        this.scratch = ByteBuffer.allocateDirect(RoundMessage.eagerOpBytes(size)).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /**

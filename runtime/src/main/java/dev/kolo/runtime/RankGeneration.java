@@ -234,9 +234,12 @@ final class RankGeneration {
         return waiting.values().iterator().next().submitNanos + demoteAfterNanos;
     }
 
-    /** @return whether this rank waits for anything: a tensor, a join, a coordinator response */
+    /**
+     * @return whether this rank waits for anything (a tensor, a join, a coordinator response) or has something
+     *         to tell the others
+     */
     boolean busy() {
-        return !waiting.isEmpty() || (joinResult != null && !joinResult.isDone()) || received > executed;
+        return dirty || !waiting.isEmpty() || (joinResult != null && !joinResult.isDone()) || received > executed;
     }
 
     /**
@@ -252,7 +255,7 @@ final class RankGeneration {
             invalid.set(op.cacheId); // waited too long: to the coordinator, whose stall inspector sees it
         }
         int words = RoundMessage.words(cache.idLimit());
-        int max = RoundMessage.maxBytes(words);
+        int max = RoundMessage.maxBytes(words, size);
         ensureWords(words);
         ByteBuffer out = dp.roundOutbox(max);
         out.putInt(RoundMessage.FLAGS, joined ? RoundMessage.FLAG_JOINED : 0).putInt(RoundMessage.WORDS, words)
@@ -360,7 +363,7 @@ final class RankGeneration {
     /** Data of this rank's ready small allreduces, in id order, as every receiver expects it. */
     private int writeEager(ByteBuffer out, int words) {
         int pos = RoundMessage.eagerAt(words);
-        int budget = RoundMessage.EAGER_BYTES;
+        int budget = RoundMessage.eagerBytes(size);
         for (int w = 0; w < words; w++) {
             long bits = ready[w];
             while (bits != 0) {
@@ -368,7 +371,7 @@ final class RankGeneration {
                 bits &= bits - 1;
                 OpSpec spec = cache.spec(id);
                 int bytes = (int) spec.byteSize();
-                if (RoundMessage.eager(spec) && bytes <= budget) {
+                if (RoundMessage.eager(spec, size) && bytes <= budget) {
                     out.put(pos, waiting.get(id).input.data(), 0, bytes);
                     pos += bytes;
                     budget -= bytes;
@@ -389,7 +392,7 @@ final class RankGeneration {
         int[] offsets = eagerOffsets[r];
         Arrays.fill(offsets, 0, n, -1);
         int pos = RoundMessage.eagerAt(words);
-        int budget = RoundMessage.EAGER_BYTES;
+        int budget = RoundMessage.eagerBytes(size);
         int k = 0;
         for (int w = 0; w < words && k < n; w++) {
             long bits = buf.getLong(base + RoundMessage.BITS + 8 * w);
@@ -405,7 +408,7 @@ final class RankGeneration {
                     k++;
                 }
                 int bytes = (int) spec.byteSize();
-                if (RoundMessage.eager(spec) && bytes <= budget) {
+                if (RoundMessage.eager(spec, size) && bytes <= budget) {
                     if (pos + bytes > length) {
                         protocolError("rank " + r + "'s round message ends before the data of '" + spec.name + "'");
                         return false;

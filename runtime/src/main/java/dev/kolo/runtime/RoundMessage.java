@@ -10,7 +10,7 @@ package dev.kolo.runtime;
  *  8  long    coordinator responses this rank holds, contiguously from sequence 0
  * 16  long[w] ready: cache ids of the tensors this rank has submitted and waits for
  *  .  long[w] invalid: cache ids every rank must drop (a name submitted with another spec, or waiting too long)
- *  .  bytes   the data of the ready tensors small enough to travel in the round itself ("eager"), in id order
+ *  .  bytes   the data of the ready allreduces small enough to travel in the round itself ("eager"), in id order
  * </pre>
  *
  * Which ready tensors carry eager data is a function of the ready set and the cached specs alone, so every
@@ -22,13 +22,18 @@ final class RoundMessage {
     static final int RECEIVED = 8;
     static final int BITS = 16;
     static final int FLAG_JOINED = 1;
-    /** Largest allreduce whose data travels in the round (one network hop for the whole op). */
-    static final int EAGER_OP_BYTES = 8 * 1024;
     /**
-     * Most eager data in one message: data of a tensor not ready on every rank travels again next round, so
-     * this bounds the waste, and it keeps a round a small message.
+     * Data a rank sends in one round to all its peers together, for its largest eager allreduce: each peer gets
+     * a copy, so the bound per op shrinks with the ring (64 KiB at 2 ranks, 32 KiB at 3, 21 KiB at 4), never
+     * below {@link #MIN_EAGER_OP_BYTES}. Up to it, one hop beats the ring's 2(n-1) steps on a loopback or LAN.
      */
-    static final int EAGER_BYTES = 16 * 1024;
+    static final int EAGER_FAN_OUT_BYTES = 64 * 1024;
+    static final int MIN_EAGER_OP_BYTES = 8 * 1024;
+    /**
+     * Eager data of one message, in eager ops: data of a tensor not ready on every rank travels again next round,
+     * so this bounds the waste, and it keeps a round a small message.
+     */
+    static final int EAGER_OPS_PER_MESSAGE = 2;
 
     private RoundMessage() {
     }
@@ -49,12 +54,22 @@ final class RoundMessage {
         return BITS + 16 * words;
     }
 
-    static int maxBytes(int words) {
-        return eagerAt(words) + EAGER_BYTES;
+    /** Largest allreduce whose data travels in the rounds of a ring of {@code size} ranks. */
+    static int eagerOpBytes(int size) {
+        return Math.max(MIN_EAGER_OP_BYTES, EAGER_FAN_OUT_BYTES / Math.max(1, size - 1));
+    }
+
+    /** Most eager data in one message of a ring of {@code size} ranks. */
+    static int eagerBytes(int size) {
+        return EAGER_OPS_PER_MESSAGE * eagerOpBytes(size);
+    }
+
+    static int maxBytes(int words, int size) {
+        return eagerAt(words) + eagerBytes(size);
     }
 
     /** Whether a ready tensor of this spec sends its data in the round (while the budget lasts). */
-    static boolean eager(OpSpec spec) {
-        return spec.type == OpType.ALLREDUCE && spec.groupSize == 0 && spec.byteSize() <= EAGER_OP_BYTES;
+    static boolean eager(OpSpec spec, int size) {
+        return spec.type == OpType.ALLREDUCE && spec.groupSize == 0 && spec.byteSize() <= eagerOpBytes(size);
     }
 }

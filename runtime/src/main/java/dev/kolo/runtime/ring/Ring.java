@@ -141,6 +141,7 @@ public final class Ring implements AutoCloseable {
             }
             return;
         }
+        transport.beginOp((long) count * dtype.byteSize());
         try {
             if ((long) count * dtype.byteSize() <= DirectAllreduce.MAX_BYTES) {
                 direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale, sendLinks, recvLinks);
@@ -189,6 +190,7 @@ public final class Ring implements AutoCloseable {
             }
             return;
         }
+        transport.beginOp(total);
         try {
             allreduce.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
             lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
@@ -237,6 +239,7 @@ public final class Ring implements AutoCloseable {
         if (size() == 1 || total == 0) {
             return;
         }
+        transport.beginOp(total);
         try {
             allgather.run(seq, v.write, v.read, byteCounts);
         } catch (RuntimeException e) {
@@ -260,6 +263,7 @@ public final class Ring implements AutoCloseable {
         if (size() == 1 || bytes == 0) {
             return;
         }
+        transport.beginOp(bytes);
         try {
             broadcast.run(seq, v.write, v.read, offset, bytes, root);
         } catch (RuntimeException e) {
@@ -289,6 +293,7 @@ public final class Ring implements AutoCloseable {
             }
             return;
         }
+        transport.beginOp(total * dtype.byteSize());
         try {
             reducescatter.run(seq, v.write, v.read, dtype, counts, op, prescale, postscale);
         } catch (RuntimeException e) {
@@ -335,6 +340,7 @@ public final class Ring implements AutoCloseable {
             sendBounds[j + 1] = sendBounds[j] + sendBytes[j];
             recvBounds[j + 1] = recvBounds[j] + recvBytes[j];
         }
+        transport.beginOp(sendBounds[size()] + recvBounds[size()]);
         try {
             alltoall.run(seq, out, sendBounds, in, recvBounds, sendLinks, recvLinks);
         } catch (RuntimeException e) {
@@ -349,6 +355,7 @@ public final class Ring implements AutoCloseable {
             return;
         }
         Views v = barrierViews.of(barrierBuffer);
+        transport.beginOp(1);
         try {
             direct.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0, sendLinks, recvLinks);
         } catch (RuntimeException e) {
@@ -377,6 +384,7 @@ public final class Ring implements AutoCloseable {
         if (size() == 1) {
             return;
         }
+        transport.beginOp(length);
         try {
             rounds.run(seq, length, maxBytes);
         } catch (RuntimeException e) {
