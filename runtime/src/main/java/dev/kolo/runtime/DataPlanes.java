@@ -24,9 +24,7 @@ final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
         this.kernels = Kernels.get();
         this.reducer = new KernelReducer(kernels);
-        // A hung peer is also caught by membership within the heartbeat timeout; this bounds the data plane alone.
-        Duration progress = config.heartbeatTimeout().multipliedBy(2).compareTo(Duration.ofSeconds(10)) > 0
-                ? config.heartbeatTimeout().multipliedBy(2) : Duration.ofSeconds(10);
+        Duration progress = progressTimeout(config);
         JobKeys keys = JobKeys.of(config);
         DataPlaneOptions options = DataPlaneOptions.builder()
                 .reducer(reducer)
@@ -39,6 +37,17 @@ final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
                 : ", TLS " + TlsMaterial.PROTOCOL);
     }
+
+    /**
+     * Longest a data-plane op may go without moving a byte: a hung peer is also caught by membership within the
+     * heartbeat timeout; this bounds the data plane alone (2 x heartbeat timeout, at least 10 s).
+     */
+    static Duration progressTimeout(KoloConfig config) {
+        Duration twice = config.heartbeatTimeout().multipliedBy(2);
+        return twice.compareTo(MIN_PROGRESS_TIMEOUT) > 0 ? twice : MIN_PROGRESS_TIMEOUT;
+    }
+
+    private static final Duration MIN_PROGRESS_TIMEOUT = Duration.ofSeconds(10);
 
     @Override
     public DataPlane open(ControlMessage.Assignment assignment, WorkerInfo self) {

@@ -32,8 +32,10 @@ final class OpFuture extends CompletableFuture<Tensor> {
     @Override
     public Tensor get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
             TimeoutException {
-        help(unit.toNanos(timeout));
-        return super.get(Math.max(0, timeout), unit);
+        long nanos = unit.toNanos(timeout);
+        long start = System.nanoTime();
+        help(nanos);
+        return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
     }
 
     /** Drives the engine until this op is done or {@code nanos} have passed (then the plain wait takes over). */

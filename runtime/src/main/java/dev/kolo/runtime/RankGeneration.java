@@ -66,6 +66,11 @@ final class RankGeneration {
     private final TensorCache cache;
     private final long fusionThreshold;
     private final long demoteAfterNanos;
+    /**
+     * Longest a coordinator response may sit on this rank while another rank reports not holding it: the same
+     * bound as a data-plane op without progress (the control plane lost a message, the generation ends).
+     */
+    private final long responseAgreementNanos;
     private CollectiveOps ops;
     private EagerReduction eager;
 
@@ -121,6 +126,7 @@ final class RankGeneration {
         this.cache = new TensorCache(config.cacheCapacity());
         this.fusionThreshold = config.fusionThreshold();
         this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.stallWarning().toNanos() / 10);
+        this.responseAgreementNanos = DataPlanes.progressTimeout(config).toNanos();
         this.control = new DeliveryOptions().setCodecName(ControlCodec.NAME);
         this.vectors = new ByteBuffer[size];
         this.vectorOffsets = new int[size];
@@ -226,12 +232,20 @@ final class RankGeneration {
         return size > 1 && ops != null && abortCause == null && (dirty || now >= nextDeadline());
     }
 
-    /** @return when the oldest tensor waiting in rounds is due to go to the coordinator, or Long.MAX_VALUE */
+    /**
+     * @return when the oldest tensor waiting in rounds is due to go to the coordinator, or the oldest response
+     *         held here (and not yet everywhere) is overdue; Long.MAX_VALUE when neither
+     */
     long nextDeadline() {
-        if (waiting.isEmpty()) {
-            return Long.MAX_VALUE;
+        long next = Long.MAX_VALUE;
+        if (!waiting.isEmpty()) {
+            next = waiting.values().iterator().next().submitNanos + demoteAfterNanos;
         }
-        return waiting.values().iterator().next().submitNanos + demoteAfterNanos;
+        Long held = arrivals.get(executed);
+        if (held != null) {
+            next = Math.min(next, held + responseAgreementNanos);
+        }
+        return next;
     }
 
     /**
@@ -278,6 +292,7 @@ final class RankGeneration {
 
         ByteBuffer in = dp.roundInbox();
         long minReceived = received;
+        List<Integer> lacking = null;
         boolean someJoined = joined;
         for (int j = 0; j < size; j++) {
             if (j == rank) {
@@ -298,6 +313,12 @@ final class RankGeneration {
                 return;
             }
             minReceived = Math.min(minReceived, theirs);
+            if (theirs <= executed && received > executed) {
+                if (lacking == null) {
+                    lacking = new ArrayList<>();
+                }
+                lacking.add(j);
+            }
             for (int w = 0; w < words; w++) {
                 agreedBits[w] &= in.getLong(base + RoundMessage.BITS + 8 * w);
                 invalidBits[w] |= in.getLong(base + invalidAt + 8 * w);
@@ -329,6 +350,14 @@ final class RankGeneration {
                     removed.add(id);
                 }
             }
+        }
+        Long heldSince = arrivals.get(executed);
+        if (lacking != null && heldSince != null && agreedAt - heldSince > responseAgreementNanos) {
+            completion.abort(this, new KoloException("coordinator response " + executed + " of generation "
+                    + generation + " reached this rank " + (agreedAt - heldSince) / 1_000_000 + " ms ago but not ranks "
+                    + lacking + ": the control plane lost a message; generation " + generation + " ends (an elastic "
+                    + "job regroups)"));
+            return;
         }
         while (executed < minReceived && abortCause == null) {
             long sequence = executed++;
