@@ -353,10 +353,11 @@ final class RankGeneration {
         }
         Long heldSince = arrivals.get(executed);
         if (lacking != null && heldSince != null && agreedAt - heldSince > responseAgreementNanos) {
-            completion.abort(this, new KoloException("coordinator response " + executed + " of generation "
+            // A generation failure like a lost peer: an elastic job regroups and the new generation's
+            // coordinator sends everything afresh; a fixed job stops with this message.
+            completion.abort(this, new WorkerLostException("coordinator response " + executed + " of generation "
                     + generation + " reached this rank " + (agreedAt - heldSince) / 1_000_000 + " ms ago but not ranks "
-                    + lacking + ": the control plane lost a message; generation " + generation + " ends (an elastic "
-                    + "job regroups)"));
+                    + lacking + ": the control plane lost a message; generation " + generation + " ends", -1, null));
             return;
         }
         while (executed < minReceived && abortCause == null) {

@@ -1,5 +1,6 @@
 package dev.kolo.runtime;
 
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,6 +48,8 @@ class LostResponseTest {
             String message = e.getCause().getMessage();
             assertTrue(message.contains("coordinator response 0 of generation 1 reached this rank")
                     && message.contains("but not ranks [1]"), message);
+            // A generation failure, as a lost peer is: what an elastic job regroups after.
+            assertInstanceOf(WorkerLostException.class, e.getCause());
             // The deadline is the data plane's progress deadline: 2 x heartbeat timeout, at least 10 s.
             assertTrue(seconds >= 9.5 && seconds < 25, "failed after " + seconds + " s");
         } finally {
