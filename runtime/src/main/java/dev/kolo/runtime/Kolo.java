@@ -1,6 +1,22 @@
 package dev.kolo.runtime;
 
-import dev.kolo.runtime.ControlMessage.HelloReply;
+import dev.kolo.runtime.internal.cluster.ClusterNode;
+import dev.kolo.runtime.internal.cluster.WorkerVerticle;
+import dev.kolo.runtime.internal.cluster.WorkerView;
+import dev.kolo.runtime.internal.control.ControlCodec;
+import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
+import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.control.WorkerInfo;
+import dev.kolo.runtime.internal.dataplane.DataPlaneListener;
+import dev.kolo.runtime.internal.dataplane.DataPlanes;
+import dev.kolo.runtime.internal.engine.CollectiveClient;
+import dev.kolo.runtime.internal.engine.Deadlines;
+import dev.kolo.runtime.internal.observability.ChromeTraceTimeline;
+import dev.kolo.runtime.internal.observability.HealthServer;
+import dev.kolo.runtime.internal.observability.KoloMetrics;
+import dev.kolo.runtime.internal.observability.Observability;
+import dev.kolo.runtime.internal.security.TlsMaterial;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -102,7 +118,7 @@ public final class Kolo implements AutoCloseable {
             cluster.vertx().deployVerticle(worker).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             if (config.metricsPort() != 0) {
                 health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(),
-                        observability.metrics, view::get);
+                        observability.metrics, () -> view.get().readiness());
             }
             Kolo kolo = new Kolo(config, dataPlane, dataPlanes, cluster, worker, collectives, view, observability,
                     health, changePending);
@@ -170,8 +186,8 @@ public final class Kolo implements AutoCloseable {
 
     private void awaitRendezvous(long deadline) {
         try {
-            await(worker.firstAssignment().toCompletionStage().toCompletableFuture(), deadline);
-        } catch (KoloTimeout e) {
+            Deadlines.await(worker.firstAssignment().toCompletionStage().toCompletableFuture(), deadline);
+        } catch (Deadlines.KoloTimeout e) {
             throw new KoloException(rendezvousTimeoutMessage());
         }
     }
@@ -330,7 +346,7 @@ public final class Kolo implements AutoCloseable {
             try {
                 collectives.await(collectives.submit(BARRIER, EMPTY, EMPTY, true),
                         System.nanoTime() + config.opTimeout().toNanos());
-            } catch (KoloTimeout e) {
+            } catch (Deadlines.KoloTimeout e) {
                 throw new KoloException("barrier did not complete within " + config.opTimeout().toSeconds()
                         + " s (KOLO_OP_TIMEOUT): some rank never reached it; the coordinator logs which");
             }
@@ -365,8 +381,8 @@ public final class Kolo implements AutoCloseable {
         }
         long deadline = System.nanoTime() + config.elasticTimeout().toNanos();
         try {
-            await(worker.rejoin().toCompletionStage().toCompletableFuture(), deadline);
-        } catch (KoloTimeout e) {
+            Deadlines.await(worker.rejoin().toCompletionStage().toCompletableFuture(), deadline);
+        } catch (Deadlines.KoloTimeout e) {
             HelloReply reply = null;
             try {
                 reply = worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
@@ -647,7 +663,7 @@ public final class Kolo implements AutoCloseable {
     private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
         try {
             return collectives.await(f, System.nanoTime() + config.opTimeout().toNanos());
-        } catch (KoloTimeout e) {
+        } catch (Deadlines.KoloTimeout e) {
             throw new KoloException(op + " '" + name + "' did not complete within " + config.opTimeout().toSeconds()
                     + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
         }
@@ -673,37 +689,6 @@ public final class Kolo implements AutoCloseable {
             dataPlanes.close();
             dataPlane.close();
             observability.close();
-        }
-    }
-
-    /** Waits for {@code f} until the System.nanoTime() {@code deadline}, unwrapping a KoloException. */
-    static <T> T await(CompletableFuture<T> f, long deadline) {
-        long left = deadline - System.nanoTime();
-        try {
-            return f.get(Math.max(0, left), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            throw new KoloTimeout();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new KoloException("interrupted while waiting", e);
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof KoloException ke) {
-                throw ke;
-            }
-            if (cause instanceof IllegalArgumentException iae) {
-                throw iae;
-            }
-            throw new KoloException(String.valueOf(cause), cause);
-        }
-    }
-
-    /** A wait ran past its deadline; callers turn it into a message that names what was waited for. */
-    static final class KoloTimeout extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        KoloTimeout() {
-            super(null, null, false, false);
         }
     }
 }

@@ -379,8 +379,8 @@ public final class KoloConfig {
         return jobSecret != null;
     }
 
-    /** The shared secret, or null. Package-private and never printed: only key derivation reads it. */
-    String jobSecret() {
+    /** The shared secret, or null. Never printed (not in {@link #toString()}): only key derivation reads it. */
+    public String jobSecret() {
         return jobSecret;
     }
 

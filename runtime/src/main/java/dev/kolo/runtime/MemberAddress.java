@@ -1,9 +1,9 @@
 package dev.kolo.runtime;
 
 /** A {@code host[:port]} cluster address from {@code KOLO_MEMBERS}. */
-record MemberAddress(String host, int port) {
+public record MemberAddress(String host, int port) {
 
-    static MemberAddress parse(String s) {
+    public static MemberAddress parse(String s) {
         String v = s.trim();
         int colon = v.lastIndexOf(':');
         if (colon > 0 && v.indexOf(':') == colon) {

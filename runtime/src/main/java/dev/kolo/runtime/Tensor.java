@@ -135,7 +135,7 @@ public final class Tensor {
     }
 
     /** The writable backing buffer, for the runtime's own data plane and kernels. */
-    ByteBuffer data() {
+    public ByteBuffer data() {
         return data;
     }
 
@@ -220,7 +220,7 @@ public final class Tensor {
     }
 
     /** Product of the dims, failing on overflow rather than wrapping. */
-    static long elementCount(long[] dims) {
+    public static long elementCount(long[] dims) {
         long n = 1;
         for (long d : dims) {
             n = Math.multiplyExact(n, d);

@@ -3,6 +3,8 @@ package dev.kolo.runtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.kolo.runtime.internal.control.ControlCodec;
+import dev.kolo.runtime.internal.control.ControlMessage;
 import io.vertx.core.buffer.Buffer;
 
 /**

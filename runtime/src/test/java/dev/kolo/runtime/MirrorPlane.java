@@ -1,5 +1,7 @@
 package dev.kolo.runtime;
 
+import dev.kolo.runtime.internal.dataplane.DataPlane;
+import dev.kolo.runtime.internal.engine.RoundMessage;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;

@@ -4,9 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kolo.runtime.ControlMessage.ErrorKind;
-import dev.kolo.runtime.ControlMessage.JoinResponse;
-import dev.kolo.runtime.ControlMessage.OpResponse;
+import dev.kolo.runtime.internal.control.ControlMessage;
+import dev.kolo.runtime.internal.control.ControlMessage.ErrorKind;
+import dev.kolo.runtime.internal.control.ControlMessage.JoinResponse;
+import dev.kolo.runtime.internal.control.ControlMessage.OpResponse;
+import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.negotiation.Negotiator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -1,5 +1,6 @@
 package dev.kolo.runtime;
 
+import dev.kolo.runtime.internal.security.TlsMaterial;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

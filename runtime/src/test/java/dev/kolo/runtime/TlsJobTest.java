@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.runtime.internal.security.TlsMaterial;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.NodeInfo;
 import java.io.InputStream;

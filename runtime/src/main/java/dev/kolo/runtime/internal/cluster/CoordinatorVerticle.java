@@ -1,0 +1,365 @@
+package dev.kolo.runtime.internal.cluster;
+
+import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.internal.control.ControlAddresses;
+import dev.kolo.runtime.internal.control.ControlCodec;
+import dev.kolo.runtime.internal.control.ControlMessage;
+import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
+import dev.kolo.runtime.internal.control.ControlMessage.CoordinatorAnnounce;
+import dev.kolo.runtime.internal.control.ControlMessage.Hello;
+import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
+import dev.kolo.runtime.internal.control.ControlMessage.JoinRequest;
+import dev.kolo.runtime.internal.control.ControlMessage.MembersChanged;
+import dev.kolo.runtime.internal.control.ControlMessage.OpRequest;
+import dev.kolo.runtime.internal.control.WorkerInfo;
+import dev.kolo.runtime.internal.negotiation.Negotiator;
+import dev.kolo.runtime.internal.observability.Observability;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.eventbus.Message;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The coordinator role, held by the oldest cluster member: closes rendezvous rounds into numbered
+ * generations with contiguous ranks, and negotiates the tensors the ranks cannot agree on among themselves
+ * (new or changed specs, ranks that joined, tensors that wait too long: see {@link RankGeneration}). Only the oldest member runs it,
+ * and every member sees the same oldest member, so there is never a split decision.
+ */
+final class CoordinatorVerticle extends VerticleBase {
+    private static final Logger LOG = LoggerFactory.getLogger(CoordinatorVerticle.class);
+
+    private final ClusterNode node;
+    private final KoloConfig config;
+    private final DeliveryOptions control;
+    private final Map<String, WorkerInfo> pending = new LinkedHashMap<>();
+    private List<String> members = List.of();
+    private long lastGeneration;
+    private Assignment current;
+    private boolean currentAborted;
+    private final boolean takeover;
+    private static final long SETTLE_MS = 2000;
+    private long settleTimer = -1;
+    private Negotiator negotiator;
+    private long flushTimer = -1;
+    private final Map<String, Long> stallWarned = new HashMap<>();
+
+    private final Observability observability;
+
+    CoordinatorVerticle(ClusterNode node, long lastGeneration, Assignment current, Observability observability) {
+        this.node = node;
+        this.observability = observability;
+        this.config = node.config();
+        this.lastGeneration = lastGeneration;
+        this.current = current;
+        this.currentAborted = current != null; // a coordinator that takes over inherits a broken generation
+        this.takeover = lastGeneration > 0;
+        this.control = new DeliveryOptions().setCodecName(ControlCodec.NAME).setSendTimeout(2000);
+    }
+
+    @Override
+    public Future<?> start() {
+        members = node.members();
+        var bus = vertx.eventBus();
+        bus.<ControlMessage>localConsumer(node.addresses().membersLocal(node.nodeId()),
+                m -> onMembers((MembersChanged) m.body()));
+        long shortest = config.stallShutdown().isZero() ? config.stallWarning().toMillis()
+                : Math.min(config.stallWarning().toMillis(), config.stallShutdown().toMillis() / 2);
+        long inspectEvery = Math.max(200, Math.min(5000, shortest / 4));
+        vertx.setPeriodic(inspectEvery, id -> inspectStalls());
+        return bus.consumer(node.addresses().coordinator(node.nodeId()), this::onMessage)
+                .completion()
+                .onSuccess(v -> announce());
+    }
+
+    private void announce() {
+        if (!takeover) {
+            LOG.info("coordinating job '{}' (waiting for {} workers)", config.jobName(), config.np());
+            return;
+        }
+        // Takeover: tell everyone who coordinates the next generation.
+        CoordinatorAnnounce announce = new CoordinatorAnnounce(lastGeneration + 1, node.nodeId());
+        lastGeneration = announce.generation() - 1;
+        LOG.info("took over as coordinator for generation {}", announce.generation());
+        for (String member : members) {
+            vertx.eventBus().send(node.addresses().worker(member), node.seal(member, announce), control);
+        }
+    }
+
+    private void onMessage(Message<Object> message) {
+        ControlMessage m = node.accept(message);
+        if (m == null) {
+            return; // not authentic, malformed or no control message: dropped and logged
+        }
+        if (!fromARank(m)) {
+            return;
+        }
+        if (m instanceof Hello h) {
+            message.reply(node.seal(h.worker().node(), onHello(h)), control);
+        } else if (m instanceof OpRequest r) {
+            if (negotiating(r.generation(), r)) {
+                long now = System.nanoTime();
+                observability.timeline().instant(r.spec().name, "RANK_READY " + r.rank(), now);
+                negotiator.onRequest(r.rank(), r.spec(), now);
+                maybeFlush();
+            }
+        } else if (m instanceof JoinRequest j) {
+            if (negotiating(j.generation(), j)) {
+                negotiator.onJoin(j.rank());
+                maybeFlush();
+            }
+        } else {
+            LOG.warn("dropped unexpected control message {}", m.getClass().getSimpleName());
+        }
+    }
+
+    /** Requests naming a rank outside the current generation are dropped with a warning. */
+    private boolean fromARank(ControlMessage m) {
+        int rank;
+        long generation;
+        if (m instanceof OpRequest r) {
+            rank = r.rank();
+            generation = r.generation();
+        } else if (m instanceof JoinRequest j) {
+            rank = j.rank();
+            generation = j.generation();
+        } else {
+            return true;
+        }
+        if (current != null && generation == current.generation() && rank >= current.workers().size()) {
+            LOG.warn("control plane: the coordinator dropped a {} from rank {}, which generation {} of {} ranks "
+                    + "does not have", m.getClass().getSimpleName(), rank, generation, current.workers().size());
+            observability.metrics.dropped("not-a-rank");
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * Whether a request belongs to the generation this coordinator negotiates. Any other is dropped, and counted:
+     * its sender's generation has ended (aborted or regrouping), which ended its pending ops on every rank, so
+     * nobody waits for an answer to it.
+     */
+    private boolean negotiating(long generation, ControlMessage request) {
+        if (negotiator != null && !currentAborted && current != null && current.generation() == generation) {
+            return true;
+        }
+        observability.metrics.dropped("generation-ended");
+        LOG.debug("dropped a {} of generation {}: the coordinator negotiates {}", request.getClass().getSimpleName(),
+                generation, current == null || currentAborted ? "none" : current.generation());
+        return false;
+    }
+
+    /**
+     * Sends ready responses at once when nothing else is half-submitted (a lone op pays no batching delay),
+     * else waits up to the cycle time so that a burst of tensors (a backward pass) fuses into few responses.
+     */
+    private void maybeFlush() {
+        if (negotiator.pendingCount() == 0 || config.cycleTime().isZero()) {
+            flush();
+        } else if (flushTimer < 0) {
+            long delay = Math.max(1, config.cycleTime().toMillis());
+            flushTimer = vertx.setTimer(delay, id -> {
+                flushTimer = -1;
+                flush();
+            });
+        }
+    }
+
+    private void flush() {
+        if (flushTimer >= 0) {
+            vertx.cancelTimer(flushTimer);
+            flushTimer = -1;
+        }
+        if (negotiator == null || currentAborted) {
+            return;
+        }
+        for (ControlMessage response : negotiator.drain()) {
+            for (WorkerInfo w : current.workers()) {
+                vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), response), control);
+            }
+        }
+    }
+
+    /**
+     * The stall inspector: names ranks that keep others waiting, and fails such ops after the stall shutdown
+     * time. The warning comes first: at the stall warning time, or at half the shutdown time if that is earlier.
+     */
+    private void inspectStalls() {
+        if (negotiator == null || currentAborted) {
+            return;
+        }
+        long now = System.nanoTime();
+        long shutdown = config.stallShutdown().toNanos();
+        long warnAfter = shutdown > 0 ? Math.min(config.stallWarning().toNanos(), shutdown / 2)
+                : config.stallWarning().toNanos();
+        for (Negotiator.Stall stall : negotiator.stalls(now, warnAfter)) {
+            Long last = stallWarned.get(stall.name());
+            if (last == null || now - last >= warnAfter) {
+                stallWarned.put(stall.name(), now);
+                observability.metrics.stallWarning();
+                LOG.warn("stall: tensor '{}' has waited {} s for ranks {} to submit it (the other ranks are ready); "
+                        + "a rank that skips a tensor, or runs a different step, keeps everyone waiting{}",
+                        stall.name(), String.format("%.1f", stall.seconds()), stall.missingRanks(),
+                        shutdown > 0 ? "; it fails on every rank after " + config.stallShutdown().toSeconds()
+                                + " s (KOLO_STALL_SHUTDOWN)" : "");
+            }
+        }
+        stallWarned.keySet().removeIf(name -> negotiator.stalls(now, 0).stream().noneMatch(s -> s.name().equals(name)));
+        if (shutdown > 0) {
+            negotiator.failStalled(now, shutdown);
+            flush();
+        }
+    }
+
+    private HelloReply onHello(Hello hello) {
+        WorkerInfo w = hello.worker();
+        if (!members.contains(w.node())) {
+            // The event bus can reach a worker that is not (or no longer, after a partition healed before the
+            // cluster views converged) a member of this cluster: admitting it would form a generation whose
+            // ranks disagree about the membership. It asks again every few hundred ms; it is admitted once
+            // Hazelcast lists it here.
+            LOG.debug("hello from {} ignored: not a member of this worker's cluster yet", w.describe());
+            return reply(true, "");
+        }
+        lastGeneration = Math.max(lastGeneration, hello.lastGeneration());
+        if (current != null && !currentAborted) {
+            boolean member = current.workers().stream().anyMatch(x -> x.node().equals(w.node()));
+            if (member && hello.lastGeneration() < current.generation()) {
+                // The worker missed its assignment: send it again.
+                vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), current), control);
+                return reply(true, "");
+            }
+            if (member) {
+                // A rank of the running generation regroups (a membership change agreed at a commit).
+                endCurrent("a rank regroups");
+            } else if (!config.elastic()) {
+                return reply(false, "job '" + config.jobName() + "' already runs with its " + current.workers().size()
+                        + " workers (np=" + config.np() + ") in generation " + current.generation()
+                        + "; this worker is surplus: stop it, or make the job elastic with KOLO_MIN_NP/KOLO_MAX_NP");
+            } else if (!pending.containsKey(w.node())) {
+                // A newcomer: the running ranks regroup at their next commit to admit it.
+                announcePending();
+            }
+        }
+        if (!pending.containsKey(w.node())) {
+            pending.put(w.node(), w);
+            LOG.info("worker {} arrived ({} waiting)", w.describe(), pending.size());
+        }
+        maybeCloseRound();
+        return reply(true, "");
+    }
+
+    /** Decides whether the waiting workers form the next generation now. */
+    private void maybeCloseRound() {
+        if (current != null && !currentAborted) {
+            return; // running: newcomers wait for the ranks' next commit
+        }
+        if (current == null) {
+            if (pending.size() >= config.np()) {
+                closeRound(); // the first generation waits for np workers
+            }
+            return;
+        }
+        if (!config.elastic() || pending.size() < config.minNp() || !majorityOfLast()) {
+            return; // wait: workers' own deadline (KOLO_ELASTIC_TIMEOUT) ends a wait that cannot succeed
+        }
+        boolean everyone = members.stream().allMatch(pending::containsKey);
+        if (everyone || pending.size() >= config.maxNp()) {
+            closeRound();
+        } else if (settleTimer < 0) {
+            // A live member has not asked yet (hung, or about to leave): go on without it after a short while.
+            settleTimer = vertx.setTimer(SETTLE_MS, id -> {
+                settleTimer = -1;
+                if (currentAborted && config.elastic() && pending.size() >= config.minNp() && majorityOfLast()) {
+                    closeRound();
+                }
+            });
+        }
+    }
+
+    /** Only a strict majority of the last agreed generation may form the next: never two lineages. */
+    private boolean majorityOfLast() {
+        if (current == null) {
+            return true;
+        }
+        long present = current.workers().stream().filter(w -> pending.containsKey(w.node())).count();
+        return present * 2 > current.workers().size();
+    }
+
+    private void endCurrent(String why) {
+        if (current != null && !currentAborted) {
+            currentAborted = true;
+            negotiator = null;
+            LOG.info("generation {} ends: {}", current.generation(), why);
+        }
+    }
+
+    private void announcePending() {
+        ControlMessage.MembershipPending m = new ControlMessage.MembershipPending(current.generation());
+        for (WorkerInfo w : current.workers()) {
+            vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), m), control);
+        }
+    }
+
+    private HelloReply reply(boolean accepted, String reason) {
+        List<String> arrived = new ArrayList<>();
+        pending.values().forEach(w -> arrived.add(w.describe()));
+        int expected = current == null ? config.np() : config.minNp();
+        return new HelloReply(accepted, reason, expected, arrived);
+    }
+
+    private void closeRound() {
+        List<WorkerInfo> joinOrder = new ArrayList<>(pending.values());
+        joinOrder.sort((a, b) -> Integer.compare(age(a.node()), age(b.node())));
+        List<WorkerInfo> chosen = joinOrder.subList(0, Math.min(joinOrder.size(), config.maxNp()));
+        List<WorkerInfo> ranked = RankAssigner.assign(chosen);
+        long generation = lastGeneration + 1;
+        current = new Assignment(generation, node.nodeId(), ranked);
+        currentAborted = false;
+        lastGeneration = generation;
+        chosen.forEach(w -> pending.remove(w.node()));
+        negotiator = new Negotiator(ranked.size(), generation, config.fusionThreshold());
+        stallWarned.clear();
+        if (settleTimer >= 0) {
+            vertx.cancelTimer(settleTimer);
+            settleTimer = -1;
+        }
+        LOG.info("generation {}: {} workers ranked", generation, ranked.size());
+        for (WorkerInfo w : ranked) {
+            vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), current), control);
+        }
+        if (!pending.isEmpty() && config.elastic()) {
+            announcePending(); // more than maxNp arrived: the rest wait for the next regrouping
+        }
+    }
+
+    private int age(String nodeId) {
+        int i = members.indexOf(nodeId);
+        return i < 0 ? Integer.MAX_VALUE : i;
+    }
+
+    private void onMembers(MembersChanged change) {
+        members = change.members();
+        for (String gone : change.removed()) {
+            pending.remove(gone);
+            if (current != null && !currentAborted
+                    && current.workers().stream().anyMatch(w -> w.node().equals(gone))) {
+                currentAborted = true;
+                negotiator = null;
+                LOG.warn("generation {} aborted: node {} left", current.generation(), ControlAddresses.shortId(gone));
+            }
+        }
+        if (!change.removed().isEmpty()) {
+            maybeCloseRound(); // the last missing member may have been the one that left
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package dev.kolo.runtime.internal.dataplane;
+
+import dev.kolo.kernels.Kernels;
+import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.internal.control.ControlMessage;
+import dev.kolo.runtime.internal.control.WorkerInfo;
+import dev.kolo.runtime.internal.ring.DataPlaneOptions;
+import dev.kolo.runtime.internal.ring.PeerAddress;
+import dev.kolo.runtime.internal.ring.Reducer;
+import dev.kolo.runtime.internal.ring.RingEndpoint;
+import dev.kolo.runtime.internal.security.JobKeys;
+import dev.kolo.runtime.internal.security.TlsMaterial;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This worker's data plane: the ring transport started on the data port at startup, and per generation
+ * either the fast path of a job of one or a ring over the assignment's workers.
+ */
+public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DataPlanes.class);
+
+    private final Kernels kernels;
+    private final KernelReducer reducer;
+    private final RingEndpoint transport;
+
+    /** @param tls this worker's TLS material, or null for plaintext data connections */
+    public DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
+        this.kernels = Kernels.get();
+        this.reducer = new KernelReducer(kernels);
+        Duration progress = progressTimeout(config);
+        JobKeys keys = JobKeys.of(config);
+        DataPlaneOptions options = DataPlaneOptions.builder()
+                .reducer(reducer)
+                .progressTimeout(progress)
+                .connectTimeout(Duration.ofSeconds(20))
+                .authenticationKey(keys == null ? null : keys.dataPlane())
+                .tls(tls == null ? null : tls.context())
+                .build();
+        this.transport = dev.kolo.runtime.internal.ring.RingEndpoint.start(listener.channel(), config.jobName(), options);
+        LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
+                : ", TLS " + TlsMaterial.PROTOCOL);
+    }
+
+    /**
+     * Longest a data-plane op may go without moving a byte: a hung peer is also caught by membership within the
+     * heartbeat timeout; this bounds the data plane alone (2 x heartbeat timeout, at least 10 s).
+     */
+    public static Duration progressTimeout(KoloConfig config) {
+        Duration twice = config.heartbeatTimeout().multipliedBy(2);
+        return twice.compareTo(MIN_PROGRESS_TIMEOUT) > 0 ? twice : MIN_PROGRESS_TIMEOUT;
+    }
+
+    private static final Duration MIN_PROGRESS_TIMEOUT = Duration.ofSeconds(10);
+
+    @Override
+    public DataPlane open(ControlMessage.Assignment assignment, WorkerInfo self) {
+        if (assignment.workers().size() == 1) {
+            return new SingleRankDataPlane(kernels);
+        }
+        List<PeerAddress> peers = new ArrayList<>();
+        for (WorkerInfo w : assignment.workers()) {
+            peers.add(new PeerAddress(w.host(), w.dataPort()));
+        }
+        return new RingDataPlane(transport.openRing(assignment.generation(), self.rank(), peers));
+    }
+
+    /** @return the element-wise arithmetic the data plane uses, for reductions done outside it */
+    public dev.kolo.runtime.internal.ring.Reducer reducer() {
+        return reducer;
+    }
+
+    /** @return "native" or "java": the kernels in use */
+    public String kernelsName() {
+        return kernels.name();
+    }
+
+    @Override
+    public void close() {
+        transport.close();
+    }
+}

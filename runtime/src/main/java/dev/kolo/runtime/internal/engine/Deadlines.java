@@ -1,0 +1,44 @@
+package dev.kolo.runtime.internal.engine;
+
+import dev.kolo.runtime.KoloException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** Bounded waits on futures: every wait in the runtime has a deadline, and its caller names what timed out. */
+public final class Deadlines {
+    private Deadlines() {
+    }
+
+    /** Waits for {@code f} until the System.nanoTime() {@code deadline}, unwrapping a KoloException. */
+    public static <T> T await(CompletableFuture<T> f, long deadline) {
+        long left = deadline - System.nanoTime();
+        try {
+            return f.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            throw new KoloTimeout();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KoloException("interrupted while waiting", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof KoloException ke) {
+                throw ke;
+            }
+            if (cause instanceof IllegalArgumentException iae) {
+                throw iae;
+            }
+            throw new KoloException(String.valueOf(cause), cause);
+        }
+    }
+
+    /** A wait ran past its deadline; callers turn it into a message that names what was waited for. */
+    public static final class KoloTimeout extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        KoloTimeout() {
+            super(null, null, false, false);
+        }
+    }
+}

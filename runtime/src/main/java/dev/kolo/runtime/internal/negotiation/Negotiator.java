@@ -1,0 +1,264 @@
+package dev.kolo.runtime.internal.negotiation;
+
+import dev.kolo.runtime.internal.control.ControlMessage;
+import dev.kolo.runtime.internal.control.ControlMessage.ErrorKind;
+import dev.kolo.runtime.internal.control.ControlMessage.JoinResponse;
+import dev.kolo.runtime.internal.control.ControlMessage.OpResponse;
+import dev.kolo.runtime.internal.control.ControlMessage.ResponseEntry;
+import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.control.OpType;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The coordinator's negotiation state for one generation, free of any messaging so it can be tested
+ * alone. Ranks' requests are collected per tensor name; a name becomes ready when every rank has asked
+ * for it (a joined rank counts for allreduce); ready names are validated, fused and numbered into
+ * {@link OpResponse}s that every rank executes in the same order.
+ */
+public final class Negotiator {
+    private final int size;
+    private final long generation;
+    private final long fusionThreshold;
+    private final Map<String, Pending> pending = new LinkedHashMap<>();
+    private final List<Pending> ready = new ArrayList<>();
+    /** Members of groups ready on every rank, held until the whole group is (by group name). */
+    private final Map<String, List<Pending>> groups = new LinkedHashMap<>();
+    private final List<ControlMessage> out = new ArrayList<>();
+    private final boolean[] joined;
+    private int joinedCount;
+    private int lastJoined = -1;
+    private long nextSequence;
+
+    public Negotiator(int size, long generation, long fusionThreshold) {
+        this.size = size;
+        this.generation = generation;
+        this.fusionThreshold = fusionThreshold;
+        this.joined = new boolean[size];
+    }
+
+    /** One rank's request for a named collective. */
+    public void onRequest(int rank, OpSpec spec, long nowNanos) {
+        if (rank < 0 || rank >= size) {
+            return; // not a rank of this generation: dropped like a stale message
+        }
+        Pending p = pending.computeIfAbsent(spec.name, n -> new Pending(spec.name, size, nowNanos));
+        if (p.specs[rank] == null) {
+            p.specs[rank] = spec;
+            p.count++;
+        }
+        checkReady(p);
+    }
+
+    /** A rank joins: it has no more work and contributes zeros to allreduces from now on. */
+    public void onJoin(int rank) {
+        if (rank < 0 || rank >= size || joined[rank]) {
+            return;
+        }
+        joined[rank] = true;
+        joinedCount++;
+        lastJoined = rank;
+        for (Pending p : new ArrayList<>(pending.values())) {
+            checkReady(p);
+        }
+        if (joinedCount == size) {
+            out.add(new JoinResponse(generation, nextSequence++, lastJoined));
+            java.util.Arrays.fill(joined, false);
+            joinedCount = 0;
+        }
+    }
+
+    private void checkReady(Pending p) {
+        int present = p.count;
+        for (int r = 0; r < size; r++) {
+            if (joined[r] && p.specs[r] == null) {
+                present++;
+            }
+        }
+        if (present == size && pending.remove(p.name) != null) {
+            OpSpec spec = p.specs[firstRank(p)];
+            if (spec.groupSize < 2) {
+                ready.add(p);
+                return;
+            }
+            List<Pending> members = groups.computeIfAbsent(spec.groupName(), g -> new ArrayList<>());
+            members.add(p);
+            if (members.size() == spec.groupSize) {
+                groups.remove(spec.groupName());
+                members.sort(java.util.Comparator.comparingInt(m -> OpSpec.groupIndex(m.name)));
+                ready.addAll(members); // consecutive: drain fuses them
+            }
+        }
+    }
+
+    /** @return responses (and join completions) ready to send, in the order every rank must run them */
+    public List<ControlMessage> drain() {
+        if (!ready.isEmpty()) {
+            List<Pending> valid = new ArrayList<>(ready.size());
+            List<OpSpec> specs = new ArrayList<>(ready.size());
+            for (Pending p : ready) {
+                String problem = Validation.check(p.specs, joined);
+                if (problem != null) {
+                    out.add(error(p.specs[firstRank(p)].type, List.of(p.name),
+                            problem.startsWith("invalid:") ? ErrorKind.INVALID : ErrorKind.MISMATCH,
+                            problem.substring(problem.indexOf(':') + 1)));
+                } else {
+                    valid.add(p);
+                    specs.add(p.specs[firstRank(p)]);
+                }
+            }
+            ready.clear();
+            for (int[] indexes : FusionPlan.batches(specs, fusionThreshold)) {
+                List<Pending> batch = new ArrayList<>(indexes.length);
+                for (int i : indexes) {
+                    batch.add(valid.get(i));
+                }
+                out.add(respond(specs.get(indexes[0]).type, batch));
+            }
+        }
+        List<ControlMessage> result = List.copyOf(out);
+        out.clear();
+        return result;
+    }
+
+    private OpResponse respond(OpType type, List<Pending> batch) {
+        List<ResponseEntry> entries = new ArrayList<>(batch.size());
+        for (Pending p : batch) {
+            OpSpec spec = p.specs[firstRank(p)];
+            boolean cacheable = spec.cacheable() && allEqual(p.specs);
+            entries.add(new ResponseEntry(spec.name, cacheable, spec, perRank(spec.type, p.specs)));
+        }
+        return new OpResponse(generation, nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "");
+    }
+
+
+    private OpResponse error(OpType type, List<String> names, ErrorKind kind, String message) {
+        List<ResponseEntry> entries = new ArrayList<>();
+        for (String n : names) {
+            entries.add(new ResponseEntry(n, false, null, new long[0]));
+        }
+        return new OpResponse(generation, nextSequence++, type, entries, kind, message);
+    }
+
+    /** Rows per rank for allgather, the splits matrix for alltoall, nothing otherwise. */
+    private long[] perRank(OpType type, OpSpec[] specs) {
+        if (type == OpType.ALLGATHER) {
+            long[] rows = new long[size];
+            for (int r = 0; r < size; r++) {
+                rows[r] = specs[r].rows();
+            }
+            return rows;
+        }
+        if (type == OpType.ALLTOALL) {
+            long[] matrix = new long[size * size];
+            for (int r = 0; r < size; r++) {
+                System.arraycopy(specs[r].splits, 0, matrix, r * size, size);
+            }
+            return matrix;
+        }
+        return new long[0];
+    }
+
+    private boolean allEqual(OpSpec[] specs) {
+        OpSpec first = null;
+        for (OpSpec s : specs) {
+            if (s == null) {
+                continue; // a joined rank
+            }
+            if (first == null) {
+                first = s;
+            } else if (!first.equals(s)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int firstRank(Pending p) {
+        for (int r = 0; r < p.specs.length; r++) {
+            if (p.specs[r] != null) {
+                return r;
+            }
+        }
+        throw new IllegalStateException("ready op '" + p.name + "' has no request");
+    }
+
+    /** Names some ranks asked for and others not, for longer than {@code afterNanos}. */
+    public List<Stall> stalls(long nowNanos, long afterNanos) {
+        List<Stall> stalls = new ArrayList<>();
+        for (Pending p : pending.values()) {
+            if (nowNanos - p.firstNanos >= afterNanos) {
+                List<Integer> missing = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    if (p.specs[r] == null && !joined[r]) {
+                        missing.add(r);
+                    }
+                }
+                stalls.add(new Stall(p.name, missing, (nowNanos - p.firstNanos) / 1_000_000_000.0));
+            }
+        }
+        return stalls;
+    }
+
+    /** Fails, on every rank, the names stalled longer than {@code afterNanos}. */
+    public void failStalled(long nowNanos, long afterNanos) {
+        for (Iterator<Pending> it = pending.values().iterator(); it.hasNext(); ) {
+            Pending p = it.next();
+            if (nowNanos - p.firstNanos >= afterNanos) {
+                it.remove();
+                List<Integer> missing = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    if (p.specs[r] == null && !joined[r]) {
+                        missing.add(r);
+                    }
+                }
+                OpSpec spec = p.specs[firstRank(p)];
+                out.add(error(spec.type, List.of(p.name), ErrorKind.STALLED, spec.type.label() + " '" + p.name
+                        + "' stalled: ranks " + missing + " did not submit it within "
+                        + (afterNanos / 1_000_000_000L) + " s" + STALL_FIX));
+            }
+        }
+        // Members ready everywhere whose group waits too long for the rest fail with it.
+        for (Iterator<List<Pending>> it = groups.values().iterator(); it.hasNext(); ) {
+            List<Pending> members = it.next();
+            Pending first = members.get(0);
+            if (nowNanos - first.firstNanos >= afterNanos) {
+                it.remove();
+                OpSpec spec = first.specs[firstRank(first)];
+                List<String> names = new ArrayList<>();
+                members.forEach(m -> names.add(m.name));
+                out.add(error(spec.type, names, ErrorKind.STALLED, "group '" + spec.groupName() + "' stalled: only "
+                        + members.size() + " of its " + spec.groupSize + " tensors were submitted by every rank within "
+                        + (afterNanos / 1_000_000_000L) + " s" + STALL_FIX));
+            }
+        }
+    }
+
+    private static final String STALL_FIX = " (KOLO_STALL_SHUTDOWN): every rank must submit the same tensors; if one "
+            + "legitimately takes longer (evaluation, a checkpoint), raise KOLO_STALL_SHUTDOWN (0 waits for ever)";
+
+    public int pendingCount() {
+        return pending.size();
+    }
+
+    /** A name some ranks are waiting on. */
+    public record Stall(String name, List<Integer> missingRanks, double seconds) {
+    }
+
+    /** Requests collected so far for one name. */
+    private static final class Pending {
+        final String name;
+        final OpSpec[] specs;
+        final long firstNanos;
+        int count;
+
+        Pending(String name, int size, long firstNanos) {
+            this.name = name;
+            this.specs = new OpSpec[size];
+            this.firstNanos = firstNanos;
+        }
+    }
+}

@@ -1,0 +1,247 @@
+package dev.kolo.runtime.internal.observability;
+
+import dev.kolo.runtime.DType;
+import dev.kolo.runtime.internal.control.OpType;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+/**
+ * One worker's meters, in its own Prometheus registry (several workers may share a JVM). Names follow
+ * Prometheus conventions once rendered: {@code kolo.collective.latency} becomes
+ * {@code kolo_collective_latency_seconds}. Tags are bounded: op and dtype, never tensor names.
+ */
+public final class KoloMetrics implements AutoCloseable {
+    private final PrometheusMeterRegistry registry;
+    private final JvmGcMetrics gc = new JvmGcMetrics();
+    /** Indexed [op][dtype], created on first use: no key object per recorded op. */
+    private final Timer[][] latency = new Timer[OpType.values().length][DType.values().length];
+    private final Counter[][] bytes = new Counter[OpType.values().length][DType.values().length];
+    private final Map<OpType, Counter> sent = new EnumMap<>(OpType.class);
+    private final Map<OpType, Counter> received = new EnumMap<>(OpType.class);
+    private final Timer negotiation;
+    private final DistributionSummary fused;
+    private final Counter cacheHits;
+    private final Counter cacheMisses;
+    private final Counter rounds;
+    private final Counter eager;
+    private final Counter demoted;
+    private final Map<String, Counter> dropped = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Counter stallWarnings;
+    private final Counter resets;
+    private final Counter lostWorkers;
+    private final Counter mismatches;
+    private final AtomicLong ringSize = new AtomicLong();
+    private final AtomicLong generation = new AtomicLong();
+    private final AtomicLong ready = new AtomicLong();
+    private final boolean enabled;
+    /** This worker's rank once known, else -1; read by the tagging filter at each registration. */
+    private volatile int rank = -1;
+    private boolean jvmBound;
+
+    /** @param enabled false records nothing on the hot path (the endpoint is off); the registry still exists */
+    public KoloMetrics(String job, boolean enabled) {
+        this.enabled = enabled;
+        registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        registry.config().meterFilter(MeterFilter.commonTags(Tags.of("job", job)));
+        // All filters before the first meter (Micrometer ignores later ones for existing meters and warns).
+        registry.config().meterFilter(new MeterFilter() {
+            @Override
+            public Meter.Id map(Meter.Id id) {
+                int r = rank;
+                return r < 0 || id.getTag("rank") != null ? id : id.withTag(Tag.of("rank", Integer.toString(r)));
+            }
+        });
+        negotiation = Timer.builder("kolo.negotiation.latency")
+                .description("From submitting a tensor to every rank's agreement to run it, on this rank")
+                .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
+                .register(registry);
+        fused = DistributionSummary.builder("kolo.fusion.tensors")
+                .description("Tensors reduced together in one fused allreduce").register(registry);
+        cacheHits = Counter.builder("kolo.cache.hits")
+                .description("Tensors agreed among the ranks by cache id, without the coordinator").register(registry);
+        cacheMisses = Counter.builder("kolo.cache.misses")
+                .description("Tensors sent to the coordinator with full metadata").register(registry);
+        rounds = Counter.builder("kolo.negotiation.rounds")
+                .description("Agreement rounds over the data plane this rank took part in").register(registry);
+        eager = Counter.builder("kolo.negotiation.eager")
+                .description("Small allreduces completed by an agreement round alone (their data travelled in it)")
+                .register(registry);
+        demoted = Counter.builder("kolo.negotiation.demoted")
+                .description("Cached tensors the ranks sent on to the coordinator (a rank joined, the spec changed, "
+                        + "or they waited too long)").register(registry);
+        stallWarnings = Counter.builder("kolo.stall.warnings")
+                .description("Stall warnings logged by this worker while it coordinated").register(registry);
+        resets = Counter.builder("kolo.resets").description("Generations after the first this worker joined")
+                .register(registry);
+        lostWorkers = Counter.builder("kolo.workers.lost").description("Workers lost from this worker's generation")
+                .register(registry);
+        mismatches = Counter.builder("kolo.collective.errors").tag("kind", "mismatch")
+                .description("Collectives failed by disagreeing ranks").register(registry);
+        Gauge.builder("kolo.ring.size", ringSize, AtomicLong::get).description("Ranks in the current generation")
+                .register(registry);
+        Gauge.builder("kolo.generation", generation, AtomicLong::get).description("Current generation")
+                .register(registry);
+        Gauge.builder("kolo.ready", ready, AtomicLong::get)
+                .description("1 while this worker is in a ring of the current generation").register(registry);
+    }
+
+    /**
+     * Adds the rank as a tag of every meter registered from now on (it is known after rendezvous), then binds
+     * the JVM and process meters: bound earlier, meters that appear later under the same name (a GC pause of
+     * a new cause) would carry a tag set Prometheus refuses, and per-rank dashboards would lose them.
+     */
+    public void bindRank(int rank, String kernels, Supplier<Number> queueDepth) {
+        this.rank = rank;
+        if (!jvmBound) {
+            jvmBound = true;
+            new JvmMemoryMetrics().bindTo(registry);
+            gc.bindTo(registry);
+            new JvmThreadMetrics().bindTo(registry);
+            new ClassLoaderMetrics().bindTo(registry);
+            new ProcessorMetrics().bindTo(registry);
+            new UptimeMetrics().bindTo(registry);
+            new FileDescriptorMetrics().bindTo(registry);
+        }
+        Gauge.builder("kolo.queue.depth", queueDepth).description("Collectives submitted and not yet complete")
+                .register(registry);
+        Gauge.builder("kolo.kernels", () -> 1).tag("impl", kernels)
+                .description("Reduction kernels in use (the impl tag says which)").register(registry);
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+
+    boolean enabled() {
+        return enabled;
+    }
+
+    public void collective(OpType op, DType dtype, long nanos, long tensorBytes) {
+        if (!enabled) {
+            return;
+        }
+        Timer timer = latency[op.ordinal()][dtype.ordinal()];
+        if (timer == null) {
+            timer = registerCollective(op, dtype);
+        }
+        timer.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        bytes[op.ordinal()][dtype.ordinal()].increment(tensorBytes);
+    }
+
+    /** Registration is idempotent in the registry, so a race between two threads yields the same meters. */
+    private synchronized Timer registerCollective(OpType op, DType dtype) {
+        String type = dtype.name().toLowerCase(java.util.Locale.ROOT);
+        bytes[op.ordinal()][dtype.ordinal()] = Counter.builder("kolo.collective.bytes")
+                .description("Tensor bytes this rank contributed to collectives")
+                .tags("op", op.label(), "dtype", type).baseUnit("bytes").register(registry);
+        Timer timer = Timer.builder("kolo.collective.latency")
+                .description("From submit to result of one collective, on this rank")
+                .tags("op", op.label(), "dtype", type)
+                .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
+                .register(registry);
+        latency[op.ordinal()][dtype.ordinal()] = timer; // published after its counter
+        return timer;
+    }
+
+    /** Data-plane traffic of one op as its algorithm moves it (ring: 2(n-1)/n of the buffer each way). */
+    public synchronized void traffic(OpType op, long sentBytes, long receivedBytes) {
+        if (!enabled) {
+            return;
+        }
+        sent.computeIfAbsent(op, o -> Counter.builder("kolo.dataplane.sent").baseUnit("bytes").tag("op", o.label())
+                .description("Bytes this rank sent on the data plane").register(registry)).increment(sentBytes);
+        received.computeIfAbsent(op, o -> Counter.builder("kolo.dataplane.received").baseUnit("bytes")
+                .tag("op", o.label()).description("Bytes this rank received on the data plane").register(registry))
+                .increment(receivedBytes);
+    }
+
+    public void negotiated(long nanos) {
+        if (!enabled) {
+            return;
+        }
+        negotiation.record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    public void fused(int tensors) {
+        if (!enabled) {
+            return;
+        }
+        fused.record(tensors);
+    }
+
+    /** Always counted (a counter costs nanoseconds): tests and users see which path their tensors take. */
+    public void cacheHit(boolean hit) {
+        (hit ? cacheHits : cacheMisses).increment();
+    }
+
+    public void round() {
+        rounds.increment();
+    }
+
+    public void eager() {
+        eager.increment();
+    }
+
+    public void demoted() {
+        demoted.increment();
+    }
+
+    /** The coordinator dropped a control message (always counted: a drop must never go unnoticed). */
+    public void dropped(String reason) {
+        dropped.computeIfAbsent(reason, r -> Counter.builder("kolo.control.dropped").tag("reason", r)
+                .description("Control messages the coordinator dropped").register(registry)).increment();
+    }
+
+    public void stallWarning() {
+        stallWarnings.increment();
+    }
+
+    public void mismatch() {
+        mismatches.increment();
+    }
+
+    public void generation(long gen, int size, boolean first) {
+        generation.set(gen);
+        ringSize.set(size);
+        ready.set(1);
+        if (!first) {
+            resets.increment();
+        }
+    }
+
+    public void aborted(boolean workerLost) {
+        ready.set(0);
+        if (workerLost) {
+            lostWorkers.increment();
+        }
+    }
+
+    @Override
+    public void close() {
+        gc.close();
+        registry.close();
+    }
+}

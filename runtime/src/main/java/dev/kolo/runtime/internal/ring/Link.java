@@ -1,0 +1,43 @@
+package dev.kolo.runtime.internal.ring;
+
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+
+/** One established data connection to a peer rank, with its reusable frame reader and writer. */
+final class Link {
+    final SocketChannel channel;
+    /** What frames are read from and written to: the socket itself, or TLS over it. */
+    final Wire wire;
+    final int peerRank;
+    final String peerHost;
+    final FrameWriter out = new FrameWriter();
+    final FrameReader in = new FrameReader();
+    private SelectionKey key;
+    private int interest;
+
+    Link(Wire wire, int peerRank, String peerHost) {
+        this.wire = wire;
+        this.channel = wire.socket();
+        if (wire instanceof TlsWire tls) {
+            tls.growForBulk(); // allocated here, on the setup path: the ops reuse these buffers
+        }
+        this.peerRank = peerRank;
+        this.peerHost = peerHost;
+    }
+
+    void registered(SelectionKey key) {
+        this.key = key;
+    }
+
+    /** Changes the selector interest only when it differs: each change costs an epoll_ctl. */
+    void interest(int ops) {
+        if (ops != interest) {
+            key.interestOps(ops);
+            interest = ops;
+        }
+    }
+
+    void close() {
+        Io.closeQuietly(channel);
+    }
+}

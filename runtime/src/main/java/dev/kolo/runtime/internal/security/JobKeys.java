@@ -1,0 +1,91 @@
+package dev.kolo.runtime.internal.security;
+
+import dev.kolo.runtime.KoloConfig;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.util.Arrays;
+import java.util.HexFormat;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Keys of one job, derived from its shared secret ({@code KOLO_JOB_SECRET}) and its name with HKDF-SHA256
+ * (RFC 5869): one key per purpose, so a key learned from one plane says nothing about another, and the same
+ * secret reused for two jobs gives unrelated keys. The secret itself is used nowhere else.
+ */
+public final class JobKeys {
+    static final String MAC_ALGORITHM = "HmacSHA256";
+    private static final byte[] SALT = "kolo job secret v1".getBytes(StandardCharsets.US_ASCII);
+
+    private final byte[] dataPlane;
+    private final byte[] controlPlane;
+    private final String clusterName;
+
+    private JobKeys(byte[] prk, String job) {
+        this.dataPlane = expand(prk, "data-plane", job);
+        this.controlPlane = expand(prk, "control-plane", job);
+        // 64 bits of a PRF of the secret: workers with another secret (or none) form another cluster.
+        byte[] tag = expand(prk, "cluster-name", job);
+        this.clusterName = job + "-" + HexFormat.of().formatHex(tag, 0, 8);
+        Arrays.fill(tag, (byte) 0);
+    }
+
+    /** @return the job's keys, or null when it has no secret */
+    public static JobKeys of(KoloConfig config) {
+        String secret = config.jobSecret();
+        if (secret == null) {
+            return null;
+        }
+        byte[] ikm = secret.getBytes(StandardCharsets.UTF_8);
+        byte[] prk = hmac(SALT, ikm);
+        Arrays.fill(ikm, (byte) 0);
+        try {
+            return new JobKeys(prk, config.jobName());
+        } finally {
+            Arrays.fill(prk, (byte) 0);
+        }
+    }
+
+    /** @return the key of data-plane handshakes (a copy) */
+    public byte[] dataPlane() {
+        return dataPlane.clone();
+    }
+
+    /** @return the key of control-message tags (a copy) */
+    public byte[] controlPlane() {
+        return controlPlane.clone();
+    }
+
+    /**
+     * @return the Hazelcast cluster name: the job name plus a tag derived from the secret, so that a worker
+     *         with a wrong secret, or a stranger who does not watch the network, never joins the job's cluster
+     */
+    public String clusterName() {
+        return clusterName;
+    }
+
+    /** HKDF-Expand for one 32-byte block: HMAC(prk, info || 0x01), info = purpose || 0x00 || job. */
+    private static byte[] expand(byte[] prk, String purpose, String job) {
+        byte[] p = purpose.getBytes(StandardCharsets.US_ASCII);
+        byte[] j = job.getBytes(StandardCharsets.UTF_8);
+        byte[] info = new byte[p.length + 1 + j.length + 1];
+        System.arraycopy(p, 0, info, 0, p.length);
+        System.arraycopy(j, 0, info, p.length + 1, j.length);
+        info[info.length - 1] = 1;
+        return hmac(prk, info);
+    }
+
+    static Mac newMac(byte[] key) {
+        try {
+            Mac mac = Mac.getInstance(MAC_ALGORITHM);
+            mac.init(new SecretKeySpec(key, MAC_ALGORITHM));
+            return mac;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("this JVM lacks " + MAC_ALGORITHM + ", which every Java SE has", e);
+        }
+    }
+
+    private static byte[] hmac(byte[] key, byte[] data) {
+        return newMac(key).doFinal(data);
+    }
+}
