@@ -1,5 +1,10 @@
 package dev.kolo.checkpoint;
 
+import dev.kolo.checkpoint.internal.format.Crc;
+import dev.kolo.checkpoint.internal.format.DataHeader;
+import dev.kolo.checkpoint.internal.format.Manifest;
+import dev.kolo.checkpoint.internal.format.ManifestCodec;
+import dev.kolo.checkpoint.internal.format.TensorEntry;
 import dev.kolo.runtime.Tensor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -50,7 +55,7 @@ public final class CheckpointImage {
         int i = 0;
         for (Map.Entry<String, Tensor> e : state.tensors().entrySet()) {
             Tensor t = e.getValue();
-            offset = align(end);
+            offset = Manifest.align(end);
             long length = t.byteSize();
             if (sources.get(i).remaining() != length) {
                 throw new IllegalStateException("source of " + e.getKey() + " holds " + sources.get(i).remaining()
@@ -76,11 +81,6 @@ public final class CheckpointImage {
             sources.add(t.buffer());
         }
         return of(state, job, sources);
-    }
-
-    static long align(long offset) {
-        long a = Manifest.ALIGNMENT;
-        return (offset + a - 1) / a * a;
     }
 
     /** @return the checkpoint's id */

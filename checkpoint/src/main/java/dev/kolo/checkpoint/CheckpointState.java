@@ -1,5 +1,6 @@
 package dev.kolo.checkpoint;
 
+import dev.kolo.checkpoint.internal.format.Json;
 import dev.kolo.runtime.Tensor;
 import java.util.Collections;
 import java.util.LinkedHashMap;

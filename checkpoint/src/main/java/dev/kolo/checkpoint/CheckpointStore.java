@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * Somewhere checkpoints are kept: a local directory ({@link LocalDirectoryStore}), the in-memory cluster
- * replica ({@link ClusterReplicaStore}), or (later) an object store. A store only moves bytes and makes a
- * commit atomic; checksums are verified by the reader for every store alike.
+ * Somewhere checkpoints are kept: a local directory, the in-memory cluster replica (both made by
+ * {@link Checkpointer.Builder}), or an object store added with {@link Checkpointer.Builder#store}. A store
+ * only moves bytes and makes a commit atomic; checksums are verified by the reader for every store alike.
  *
  * <p>Contract for implementations:
  * <ul>

@@ -1,5 +1,13 @@
 package dev.kolo.checkpoint;
 
+import dev.kolo.checkpoint.internal.format.CheckpointReader;
+import dev.kolo.checkpoint.internal.format.Crc;
+import dev.kolo.checkpoint.internal.format.Json;
+import dev.kolo.checkpoint.internal.format.Manifest;
+import dev.kolo.checkpoint.internal.format.TensorEntry;
+import dev.kolo.checkpoint.internal.store.FileSync;
+import dev.kolo.checkpoint.internal.store.LatestPointer;
+import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.DirectoryStream;

@@ -1,6 +1,15 @@
 package dev.kolo.checkpoint;
 
 import com.hazelcast.core.HazelcastInstance;
+import dev.kolo.checkpoint.internal.AsyncSaver;
+import dev.kolo.checkpoint.internal.CheckpointMetrics;
+import dev.kolo.checkpoint.internal.Retention;
+import dev.kolo.checkpoint.internal.format.CheckpointReader;
+import dev.kolo.checkpoint.internal.format.Manifest;
+import dev.kolo.checkpoint.internal.format.TensorEntry;
+import dev.kolo.checkpoint.internal.store.ClusterReplicaStore;
+import dev.kolo.checkpoint.internal.store.FileSync;
+import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import dev.kolo.runtime.Tensor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -99,7 +108,11 @@ public final class Checkpointer implements AutoCloseable {
             return CompletableFuture.completedFuture(SaveResult.skipped(SaveResult.Status.SKIPPED_NOT_WRITER, state.id()));
         }
         CheckpointId id = state.id();
-        return saver.save(state, job, policy, this::writeAll, () -> retain(id)).whenComplete((r, e) -> {
+        CompletableFuture<SaveResult> f = saver.save(state, policy, staged -> CheckpointImage.of(state, job, staged),
+                        this::writeAll, () -> retain(id))
+                .orElseGet(() -> CompletableFuture.completedFuture(
+                        SaveResult.skipped(SaveResult.Status.SKIPPED_IN_FLIGHT, id)));
+        return f.whenComplete((r, e) -> {
             if (e != null) {
                 metrics.saveFailed();
             } else {
@@ -348,7 +361,6 @@ public final class Checkpointer implements AutoCloseable {
         private Builder() {
         }
 
-        /** @param job the job name, recorded in manifests and naming the replica map (default {@code kolo}) */
         /**
          * Records save and restore times and bytes ({@code kolo_checkpoint_*}) in {@code registry}, e.g.
          * {@code kolo.meterRegistry()}, so the worker's {@code /metrics} serves them.
@@ -358,7 +370,8 @@ public final class Checkpointer implements AutoCloseable {
             return this;
         }
 
-                public Builder job(String job) {
+        /** @param job the job name, recorded in manifests and naming the replica map (default {@code kolo}) */
+        public Builder job(String job) {
             if (job == null || job.isBlank()) {
                 throw new IllegalArgumentException("job name must be non-empty");
             }

@@ -3,6 +3,8 @@ package dev.kolo.checkpoint;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.kolo.checkpoint.internal.format.Manifest;
+import dev.kolo.checkpoint.internal.store.LatestPointer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -62,7 +64,7 @@ class CheckpointToolFuzzTest {
         if ((flags & 1) != 0) {
             manifest = Reseal.manifest(manifest);
         }
-        if ((flags & 2) != 0 && data.length >= DataHeader.SIZE) {
+        if ((flags & 2) != 0 && data.length >= Manifest.HEADER_BYTES) {
             CRC32C crc = new CRC32C();
             crc.update(data, 0, 60);
             ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN).putInt(60, (int) crc.getValue());

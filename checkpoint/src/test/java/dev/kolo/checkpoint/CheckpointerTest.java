@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Tensor;
 import java.io.IOException;

@@ -4,6 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.checkpoint.internal.format.Crc;
+import dev.kolo.checkpoint.internal.format.Manifest;
+import dev.kolo.checkpoint.internal.format.ManifestCodec;
+import dev.kolo.checkpoint.internal.format.TensorEntry;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.io.RandomAccessFile;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kolo.checkpoint.internal.format.CheckpointReader;
+import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
  * run at most {@link #HANG_SECONDS} (a watchdog prints the input and the stuck stack, then halts the JVM,
  * which fails the build: a hang cannot be thrown from another thread).
  */
-final class FuzzLimits {
+public final class FuzzLimits {
     static final long HANG_SECONDS = 10;
     private static final com.sun.management.ThreadMXBean THREADS =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
@@ -27,7 +27,7 @@ final class FuzzLimits {
     }
 
     /** Something to run on one input. */
-    interface Body {
+    public interface Body {
         void run() throws Exception;
     }
 
@@ -35,7 +35,7 @@ final class FuzzLimits {
     }
 
     /** Runs {@code body} on {@code input}, failing if it allocates more than {@code heapBudget} bytes. */
-    static void run(byte[] input, long heapBudget, Body body) throws Exception {
+    public static void run(byte[] input, long heapBudget, Body body) throws Exception {
         long classes = CLASSES.getTotalLoadedClassCount();
         long before = THREADS.getCurrentThreadAllocatedBytes();
         current = input;

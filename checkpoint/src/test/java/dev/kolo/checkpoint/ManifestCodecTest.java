@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.checkpoint.internal.format.Manifest;
+import dev.kolo.checkpoint.internal.format.ManifestCodec;
+import dev.kolo.checkpoint.internal.format.TensorEntry;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Tensor;
 import java.nio.charset.StandardCharsets;

@@ -1,17 +1,18 @@
 package dev.kolo.checkpoint;
 
+import dev.kolo.checkpoint.internal.format.Crc;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
 
 /** Test helper: gives an edited manifest a correct checksum, so the decoder's field checks are reached. */
-final class Reseal {
+public final class Reseal {
     private static final byte[] TAIL = "\"\n}\n".getBytes(StandardCharsets.US_ASCII);
 
     private Reseal() {
     }
 
     /** @return {@code bytes} with its checksum digits recomputed, or unchanged if it has no checksum line */
-    static byte[] manifest(byte[] bytes) {
+    public static byte[] manifest(byte[] bytes) {
         int at = bytes.length - TAIL.length - 8;
         if (at < 0) {
             return bytes;
@@ -31,7 +32,7 @@ final class Reseal {
     }
 
     /** @return the manifest text with {@code from} replaced by {@code to}, resealed */
-    static byte[] edit(byte[] manifest, String from, String to) {
+    public static byte[] edit(byte[] manifest, String from, String to) {
         String text = new String(manifest, StandardCharsets.UTF_8);
         if (!text.contains(from)) {
             throw new IllegalArgumentException("manifest has no " + from + ":\n" + text);

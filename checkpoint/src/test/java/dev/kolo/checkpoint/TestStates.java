@@ -11,17 +11,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Deterministic states whose content is a function of the step, so a restore can be checked exactly. */
-final class TestStates {
+public final class TestStates {
     private TestStates() {
     }
 
     /** @return {@code tensors} INT64 tensors of {@code bytesEach} bytes, filled from {@code step} */
-    static CheckpointState state(long step, int tensors, int bytesEach) {
+    public static CheckpointState state(long step, int tensors, int bytesEach) {
         return state(step, buffers(tensors, bytesEach));
     }
 
     /** @return direct buffers to build states on with {@link #state(long, List)} */
-    static List<ByteBuffer> buffers(int tensors, int bytesEach) {
+    public static List<ByteBuffer> buffers(int tensors, int bytesEach) {
         List<ByteBuffer> out = new ArrayList<>();
         for (int i = 0; i < tensors; i++) {
             out.add(ByteBuffer.allocateDirect(bytesEach / 8 * 8).order(ByteOrder.LITTLE_ENDIAN));
@@ -30,7 +30,7 @@ final class TestStates {
     }
 
     /** Fills {@code buffers} with the content of {@code step} and wraps them (no copy) into a state. */
-    static CheckpointState state(long step, List<ByteBuffer> buffers) {
+    public static CheckpointState state(long step, List<ByteBuffer> buffers) {
         CheckpointState.Builder b = CheckpointState.builder(step).epoch(step / 10).generation(1).worldSize(4)
                 .scalar("step.copy", step).scalar("lr", 0.5 / (step + 1)).scalar("note", "step " + step)
                 .metadataJson("{\"model\":\"test\",\"step\":" + step + "}");
@@ -42,19 +42,27 @@ final class TestStates {
         return b.build();
     }
 
-    static void fill(ByteBuffer buf, long step, int index) {
+    public static void fill(ByteBuffer buf, long step, int index) {
         LongBuffer l = buf.duplicate().order(ByteOrder.LITTLE_ENDIAN).asLongBuffer();
         for (int j = 0; l.hasRemaining(); j++) {
             l.put(value(step, index, j));
         }
     }
 
-    static long value(long step, int index, int j) {
+    public static long value(long step, int index, int j) {
         return step * 1_000_003L + index * 7_919L + j;
     }
 
+    /**
+     * The image a synchronous save of {@code state} stores, for tests of a store in another package
+     * (the factory is package-private: only the checkpointer makes images).
+     */
+    public static CheckpointImage image(CheckpointState state, String job) {
+        return CheckpointImage.ofTensors(state, job);
+    }
+
     /** Asserts that {@code state} is exactly what {@link #state} made for its step. */
-    static void assertContent(CheckpointState state, int tensors, int bytesEach) {
+    public static void assertContent(CheckpointState state, int tensors, int bytesEach) {
         long step = state.step();
         assertEquals(step, state.longValue("step.copy"));
         assertEquals(0.5 / (step + 1), state.doubleValue("lr"));
