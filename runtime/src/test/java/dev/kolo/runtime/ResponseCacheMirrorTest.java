@@ -32,11 +32,29 @@ class ResponseCacheMirrorTest {
                         assertArrayEquals(new float[] {2 * t, 2 * step}, pending.get(t).join().toFloatArray());
                     }
                 }
-                return k.cachedSpecs();
+                int bounded = k.cachedSpecs();
+                // Then a step set the cache can hold: from its second step on, every tensor is a hit.
+                double hitsBefore = hits(k);
+                for (int step = 0; step < 5; step++) {
+                    List<CompletableFuture<Tensor>> pending = new ArrayList<>();
+                    for (int t = 0; t < CAPACITY - 1; t++) {
+                        pending.add(k.allreduceAsync("h" + t, Tensor.of(new float[] {t}, 1), ReduceOp.SUM));
+                    }
+                    for (int t = 0; t < CAPACITY - 1; t++) {
+                        assertArrayEquals(new float[] {2 * t}, pending.get(t).join().toFloatArray());
+                    }
+                }
+                assertTrue(hits(k) - hitsBefore >= 4 * (CAPACITY - 1), "cache hits on a repeated step set: "
+                        + (hits(k) - hitsBefore));
+                return bounded;
             });
             for (int size : sizes) {
                 assertTrue(size <= CAPACITY, "a rank mirrors " + size + " cached specs; the cache holds " + CAPACITY);
             }
         }
+    }
+
+    private static double hits(Kolo k) {
+        return k.meterRegistry().find("kolo.cache.hits").counters().stream().mapToDouble(c -> c.count()).sum();
     }
 }

@@ -37,7 +37,7 @@ public final class JobKeys {
             return null;
         }
         byte[] ikm = secret.getBytes(StandardCharsets.UTF_8);
-        byte[] prk = hmac(SALT, ikm);
+        byte[] prk = hkdfExtract(SALT, ikm);
         Arrays.fill(ikm, (byte) 0);
         try {
             return new JobKeys(prk, config.jobName());
@@ -64,15 +64,26 @@ public final class JobKeys {
         return clusterName;
     }
 
-    /** HKDF-Expand for one 32-byte block: HMAC(prk, info || 0x01), info = purpose || 0x00 || job. */
+    /** The key of one purpose: the first HKDF-Expand block with info = purpose || 0x00 || job. */
     private static byte[] expand(byte[] prk, String purpose, String job) {
         byte[] p = purpose.getBytes(StandardCharsets.US_ASCII);
         byte[] j = job.getBytes(StandardCharsets.UTF_8);
-        byte[] info = new byte[p.length + 1 + j.length + 1];
+        byte[] info = new byte[p.length + 1 + j.length];
         System.arraycopy(p, 0, info, 0, p.length);
         System.arraycopy(j, 0, info, p.length + 1, j.length);
-        info[info.length - 1] = 1;
-        return hmac(prk, info);
+        return hkdfExpandFirstBlock(prk, info);
+    }
+
+    /** HKDF-Extract (RFC 5869 2.2): PRK = HMAC-SHA256(salt, ikm). */
+    static byte[] hkdfExtract(byte[] salt, byte[] ikm) {
+        return hmac(salt, ikm);
+    }
+
+    /** HKDF-Expand (RFC 5869 2.3) for its first 32-byte block: T(1) = HMAC-SHA256(prk, info || 0x01). */
+    static byte[] hkdfExpandFirstBlock(byte[] prk, byte[] info) {
+        byte[] input = Arrays.copyOf(info, info.length + 1);
+        input[info.length] = 1;
+        return hmac(prk, input);
     }
 
     static Mac newMac(byte[] key) {

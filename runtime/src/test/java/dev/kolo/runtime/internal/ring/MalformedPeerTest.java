@@ -146,12 +146,22 @@ class MalformedPeerTest {
                 assertEquals(-1, ch.socket().getInputStream().read(), "closed without an ack");
             }
         }
-        // A correct hello for the next generation is still parked (not refused): the acceptor lives.
-        try (SocketChannel ch = SocketChannel.open(new InetSocketAddress("127.0.0.1", plane.port()))) {
-            ch.write(Handshake.encodeHello(new Handshake.Hello(Handshake.KIND_RING, 2, 1, 0, 2, JOB)));
-            ch.configureBlocking(false);
-            Thread.sleep(300);
-            assertEquals(0, ch.read(ByteBuffer.allocate(1)), "parked, waiting for generation 2's ring");
+        // The acceptor lives: generation 2's ring forms with a correct hello sent after all of them.
+        ring.close();
+        ring = null;
+        List<PeerAddress> peers = List.of(new PeerAddress("127.0.0.1", plane.port()),
+                new PeerAddress("127.0.0.1", ((InetSocketAddress) fakeListener.getLocalAddress()).getPort()));
+        Future<Ring> opened = pool.submit(() -> plane.openRing(2, 0, peers));
+        try (SocketChannel out = fakeListener.accept();
+                SocketChannel in = SocketChannel.open(new InetSocketAddress("127.0.0.1", plane.port()))) {
+            ByteBuffer fixed = readFully(out, Handshake.HELLO_FIXED_BYTES);
+            readFully(out, Handshake.helloTextLength(fixed));
+            out.write(Handshake.encodeAck(Handshake.ACCEPTED, 2, 1, ""));
+            in.write(Handshake.encodeHello(new Handshake.Hello(Handshake.KIND_RING, 2, 1, 0, 2, JOB)));
+            ByteBuffer ack = readFully(in, Handshake.ACK_FIXED_BYTES);
+            readFully(in, Handshake.ackTextLength(ack));
+            assertEquals(Handshake.ACCEPTED, ack.getShort(6), "the acceptor answered generation 2's hello");
+            opened.get(10, TimeUnit.SECONDS).close();
         }
     }
 
