@@ -1,0 +1,21 @@
+package dev.kolo.samples.bench;
+
+import dev.kolo.kernels.KernelBenchmark;
+import dev.kolo.samples.cli.WorkerCli;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code bench kernels}: reduction and conversion bandwidth, native and Java, beside a memory-copy baseline. */
+@Command(name = "kernels", description = "GB/s of the reduction kernels (native and Java) and a copy baseline.",
+        mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class)
+public final class BenchKernelsCommand implements Callable<Integer> {
+    @Option(names = "--json", description = "One JSON object per line.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+        KernelBenchmark.run(System.out, json);
+        return 0;
+    }
+}
