@@ -5,7 +5,7 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
-import dev.kolo.samples.cli.LocalLauncher;
+import dev.kolo.samples.cli.NpOption;
 import dev.kolo.samples.cli.ParentWatch;
 import dev.kolo.samples.cli.WorkerCli;
 import java.nio.ByteBuffer;
@@ -14,10 +14,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -30,8 +30,8 @@ import picocli.CommandLine.Option;
 @Command(name = "allreduce", description = "Allreduce latency and bandwidth over N local worker processes.",
         mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class, sortOptions = false)
 public final class BenchAllreduceCommand implements Callable<Integer> {
-    @Option(names = {"-np", "--np"}, required = true, paramLabel = "N", description = "Number of workers.")
-    int np;
+    @Mixin
+    NpOption workers = new NpOption();
 
     @Option(names = "--min-bytes", paramLabel = "B", defaultValue = "4", description = "Smallest size (default: ${DEFAULT-VALUE}).")
     long minBytes;
@@ -56,8 +56,8 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Also time the ResNet-50-shaped fused step (default: on).")
     boolean fusedStep;
 
-    @Option(names = "--json", description = "One JSON object per line.")
-    boolean json;
+    @Mixin
+    JsonOption output = new JsonOption();
 
     @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "0",
             description = "Serve and record metrics on PORT + rank; 0 (default) leaves metrics off.")
@@ -67,14 +67,12 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Write a Chrome-trace timeline per worker ({rank} in PATH becomes the rank).")
     String timeline;
 
-    @Option(names = "--worker", hidden = true, description = "Run as one worker of the benchmark job.")
-    boolean worker;
+    @Mixin
+    BenchWorkers role = new BenchWorkers();
 
     @Override
     public Integer call() {
-        if (np < 1) {
-            throw new IllegalArgumentException("-np must be at least 1 (got " + np + ")");
-        }
+        int np = workers.np();
         if (minBytes < 4 || maxBytes < minBytes || maxBytes > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("need 4 <= --min-bytes <= --max-bytes <= " + Integer.MAX_VALUE);
         }
@@ -84,38 +82,24 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         if (!(warmup >= 0)) {
             throw new IllegalArgumentException("--warmup must be 0 or more seconds");
         }
-        return worker ? runWorker() : launch();
+        return role.isWorker() ? runWorker() : launch(np);
     }
 
-    private int launch() {
-        List<String> args = new ArrayList<>(List.of("bench", "allreduce", "--worker", "-np", Integer.toString(np),
-                "--min-bytes", Long.toString(minBytes), "--max-bytes", Long.toString(maxBytes),
-                "--budget", Double.toString(budget), "--warmup", Double.toString(warmup)));
+    private int launch(int np) {
+        List<String> args = new ArrayList<>(List.of("--min-bytes", Long.toString(minBytes),
+                "--max-bytes", Long.toString(maxBytes), "--budget", Double.toString(budget),
+                "--warmup", Double.toString(warmup)));
         if (!fusedStep) {
             args.add("--no-fused-step"); // picocli: naming a negatable option whose default is true sets it false
         }
-        if (json) {
+        if (output.json) {
             args.add("--json");
         }
         args.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
         if (timeline != null) {
             args.addAll(List.of("--timeline", timeline));
         }
-        LocalLauncher launcher = new LocalLauncher("bench-" + UUID.randomUUID().toString().substring(0, 8), np,
-                args, 5000, System.err, BenchAllreduceCommand::route,
-                List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
-        return launcher.run();
-    }
-
-    /** Results (rank 0's) go to standard output as they are; everything else to standard error. */
-    private static void route(int rank, String line) {
-        if (rank == 0 && (line.startsWith("{") || line.startsWith("|"))) {
-            synchronized (System.out) {
-                System.out.println(line);
-            }
-        } else {
-            System.err.println("[" + rank + "] " + line);
-        }
+        return BenchWorkers.start("allreduce", np, args, BenchWorkers::rankZeroResults);
     }
 
     private int runWorker() {
@@ -125,7 +109,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         ParentWatch.startIfLaunched();
         try (Kolo kolo = Kolo.init(config)) {
             int n = kolo.size();
-            if (!json && kolo.rank() == 0) {
+            if (!output.json && kolo.rank() == 0) {
                 System.out.printf(Locale.ROOT, "| %12s | %12s | %10s | %10s | %12s |  (np %d, %s kernels)%n", "bytes",
                         "time_us", "algbw_GBps", "busbw_GBps", "b2b_us", n, kolo.kernels());
             }
@@ -225,7 +209,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         }
         double algbw = bytes / seconds / 1e9;
         double busbw = algbw * 2.0 * (n - 1) / n;
-        if (json) {
+        if (output.json) {
             System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce\",\"dtype\":\"float32\",\"np\":%d,\"bytes\":%d,"
                     + "\"time_us\":%.2f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,\"b2b_us\":%.2f}%n", n, bytes,
                     seconds * 1e6, algbw, busbw, backToBack * 1e6);
@@ -259,7 +243,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         double one = timeOps(kolo, "single", () -> kolo.allreduceInPlace("single", single, ReduceOp.SUM));
         if (kolo.rank() == 0) {
             long bytes = total * 4;
-            if (json) {
+            if (output.json) {
                 System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce_fused_step\",\"np\":%d,\"tensors\":%d,"
                         + "\"bytes\":%d,\"step_ms\":%.2f,\"single_ms\":%.2f,\"ratio\":%.3f}%n",
                         n, shapes.size(), bytes, step * 1e3, one * 1e3, step / one);

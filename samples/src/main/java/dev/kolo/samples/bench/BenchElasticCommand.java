@@ -25,6 +25,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -54,11 +55,11 @@ public final class BenchElasticCommand implements Callable<Integer> {
             description = "Simulated compute per step (default: ${DEFAULT-VALUE}).")
     long computeMs;
 
-    @Option(names = "--json", description = "One JSON object per line.")
-    boolean json;
+    @Mixin
+    JsonOption output = new JsonOption();
 
-    @Option(names = "--worker", hidden = true, description = "Run as one worker of the benchmark job.")
-    boolean worker;
+    @Mixin
+    BenchWorkers role = new BenchWorkers();
 
     @Override
     public Integer call() throws Exception {
@@ -68,7 +69,7 @@ public final class BenchElasticCommand implements Callable<Integer> {
         if (trials < 1 || bytes < 4 || bytes > Integer.MAX_VALUE || computeMs < 0) {
             throw new IllegalArgumentException("--trials must be >= 1, --bytes 4..2^31-1, --compute-ms >= 0");
         }
-        return worker ? runWorker() : drive();
+        return role.isWorker() ? runWorker() : drive();
     }
 
     // ------------------------------------------------------------------ one worker
@@ -119,7 +120,7 @@ public final class BenchElasticCommand implements Callable<Integer> {
         int port = 16000 + 20 * new Random().nextInt(200);
         Thread cleanup = new Thread(() -> workers.forEach(Process::destroyForcibly));
         Runtime.getRuntime().addShutdownHook(cleanup);
-        if (!json) {
+        if (!output.json) {
             System.out.printf(Locale.ROOT, "| %5s | %4s | %10s |  (%d bytes per allreduce, %d ms compute)%n", "trial",
                     "np", "recovery_s", bytes, computeMs);
         }
@@ -141,7 +142,7 @@ public final class BenchElasticCommand implements Callable<Integer> {
                 last.remove(victim);
                 double recovery = awaitRecovery(genBefore, killedAt, np - 1, 60);
                 results.add(recovery);
-                if (json) {
+                if (output.json) {
                     System.out.printf(Locale.ROOT, "{\"bench\":\"elastic\",\"np\":%d,\"trial\":%d,\"recovery_s\":%.3f}%n",
                             np, trial, recovery);
                 } else {

@@ -4,18 +4,18 @@ import dev.kolo.kernels.KernelBenchmark;
 import dev.kolo.samples.cli.WorkerCli;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 
 /** {@code bench kernels}: reduction and conversion bandwidth, native and Java, beside a memory-copy baseline. */
 @Command(name = "kernels", description = "GB/s of the reduction kernels (native and Java) and a copy baseline.",
         mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class)
 public final class BenchKernelsCommand implements Callable<Integer> {
-    @Option(names = "--json", description = "One JSON object per line.")
-    boolean json;
+    @Mixin
+    JsonOption output = new JsonOption();
 
     @Override
     public Integer call() {
-        KernelBenchmark.run(System.out, json);
+        KernelBenchmark.run(System.out, output.json);
         return 0;
     }
 }

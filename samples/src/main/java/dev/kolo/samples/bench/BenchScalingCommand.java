@@ -5,20 +5,20 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
-import dev.kolo.samples.cli.LocalLauncher;
+import dev.kolo.samples.cli.NpOption;
 import dev.kolo.samples.cli.ParentWatch;
 import dev.kolo.samples.cli.WorkerCli;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -35,8 +35,8 @@ import picocli.CommandLine.Option;
 public final class BenchScalingCommand implements Callable<Integer> {
     private static final Pattern RESULT = Pattern.compile("\\{\"bench\":\"scaling\",\"np\":(\\d+),\"step_ms\":([0-9.]+)}");
 
-    @Option(names = {"-np", "--np"}, required = true, paramLabel = "N", description = "Number of workers.")
-    int np;
+    @Mixin
+    NpOption workers = new NpOption();
 
     @Option(names = "--compute-ms", paramLabel = "MS", defaultValue = "200",
             description = "Simulated compute per step (default: ${DEFAULT-VALUE}).")
@@ -50,22 +50,20 @@ public final class BenchScalingCommand implements Callable<Integer> {
             description = "Gradient type: float32, float16 or bfloat16 (default: ${DEFAULT-VALUE}).")
     String dtype;
 
-    @Option(names = "--json", description = "One JSON object per line.")
-    boolean json;
+    @Mixin
+    JsonOption output = new JsonOption();
 
-    @Option(names = "--worker", hidden = true, description = "Run as one worker of the benchmark job.")
-    boolean worker;
+    @Mixin
+    BenchWorkers role = new BenchWorkers();
 
     @Override
     public Integer call() {
-        if (np < 1) {
-            throw new IllegalArgumentException("-np must be at least 1 (got " + np + ")");
-        }
+        int np = workers.np();
         if (!(computeMs >= 0) || steps < 1) {
             throw new IllegalArgumentException("--compute-ms must be 0 or more and --steps at least 1");
         }
         DType type = parseType(dtype);
-        return worker ? runWorker(type) : launchBoth();
+        return role.isWorker() ? runWorker(type) : launchBoth(np);
     }
 
     private static DType parseType(String text) {
@@ -79,8 +77,8 @@ public final class BenchScalingCommand implements Callable<Integer> {
     }
 
     /** np 1 first (the baseline), then np N; one result line each. */
-    private int launchBoth() {
-        if (!json) {
+    private int launchBoth(int np) {
+        if (!output.json) {
             System.out.printf(Locale.ROOT, "| %4s | %10s | %10s |  (ResNet-50 gradients, %s, %.0f ms compute)%n",
                     "np", "step_ms", "efficiency", dtype, computeMs);
         }
@@ -88,18 +86,16 @@ public final class BenchScalingCommand implements Callable<Integer> {
         int[] sizes = np == 1 ? new int[] {1} : new int[] {1, np};
         for (int n : sizes) {
             double[] stepMs = {Double.NaN};
-            List<String> args = new ArrayList<>(List.of("bench", "scaling", "--worker", "-np", Integer.toString(n),
-                    "--compute-ms", Double.toString(computeMs), "--steps", Integer.toString(steps), "--dtype", dtype));
-            LocalLauncher launcher = new LocalLauncher("bench-" + UUID.randomUUID().toString().substring(0, 8), n,
-                    args, 5000, System.err, (rank, line) -> {
-                        Matcher m = RESULT.matcher(line);
-                        if (rank == 0 && m.matches()) {
-                            stepMs[0] = Double.parseDouble(m.group(2));
-                        } else {
-                            System.err.println("[" + rank + "] " + line);
-                        }
-                    }, List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
-            int code = launcher.run();
+            List<String> args = List.of("--compute-ms", Double.toString(computeMs), "--steps", Integer.toString(steps),
+                    "--dtype", dtype);
+            int code = BenchWorkers.start("scaling", n, args, (rank, line) -> {
+                Matcher m = RESULT.matcher(line);
+                if (rank == 0 && m.matches()) {
+                    stepMs[0] = Double.parseDouble(m.group(2));
+                } else {
+                    System.err.println("[" + rank + "] " + line);
+                }
+            });
             if (code != 0) {
                 return code;
             }
@@ -110,7 +106,7 @@ public final class BenchScalingCommand implements Callable<Integer> {
                 baseline[0] = stepMs[0];
             }
             double efficiency = baseline[0] / stepMs[0];
-            if (json) {
+            if (output.json) {
                 System.out.printf(Locale.ROOT, "{\"bench\":\"scaling\",\"np\":%d,\"step_ms\":%.2f,\"efficiency\":%.4f}%n",
                         n, stepMs[0], efficiency);
             } else {

@@ -5,17 +5,17 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
-import dev.kolo.samples.cli.LocalLauncher;
+import dev.kolo.samples.cli.NpOption;
 import dev.kolo.samples.cli.ParentWatch;
 import dev.kolo.samples.cli.WorkerCli;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -27,8 +27,8 @@ import picocli.CommandLine.Option;
 @Command(name = "tensors", description = "Time per step of N named tensors, over N local worker processes.",
         mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class, sortOptions = false)
 public final class BenchTensorsCommand implements Callable<Integer> {
-    @Option(names = {"-np", "--np"}, required = true, paramLabel = "N", description = "Number of workers.")
-    int np;
+    @Mixin
+    NpOption workers = new NpOption();
 
     @Option(names = "--tensors", paramLabel = "N,N,...", split = ",", defaultValue = "100,1000,2500,5000,20000",
             description = "Tensors per step, one run each (default: ${DEFAULT-VALUE}).")
@@ -42,17 +42,15 @@ public final class BenchTensorsCommand implements Callable<Integer> {
             description = "Timed steps per count, after 2 warm-up steps (default: ${DEFAULT-VALUE}).")
     int steps;
 
-    @Option(names = "--json", description = "One JSON object per line.")
-    boolean json;
+    @Mixin
+    JsonOption output = new JsonOption();
 
-    @Option(names = "--worker", hidden = true, description = "Run as one worker of the benchmark job.")
-    boolean worker;
+    @Mixin
+    BenchWorkers role = new BenchWorkers();
 
     @Override
     public Integer call() {
-        if (np < 1) {
-            throw new IllegalArgumentException("-np must be at least 1 (got " + np + ")");
-        }
+        int np = workers.np();
         if (tensors.length == 0 || Arrays.stream(tensors).anyMatch(n -> n < 1 || n > 1_000_000)) {
             throw new IllegalArgumentException("--tensors must list counts of 1 to 1000000 (got "
                     + Arrays.toString(tensors) + ")");
@@ -60,35 +58,24 @@ public final class BenchTensorsCommand implements Callable<Integer> {
         if (elements < 0 || elements > 1 << 24 || steps < 1) {
             throw new IllegalArgumentException("--elements must be 0 to " + (1 << 24) + " and --steps at least 1");
         }
-        return worker ? runWorker() : launch();
+        return role.isWorker() ? runWorker() : launch(np);
     }
 
-    private int launch() {
-        List<String> args = new ArrayList<>(List.of("bench", "tensors", "--worker", "-np", Integer.toString(np),
-                "--tensors", String.join(",", Arrays.stream(tensors).mapToObj(Integer::toString).toList()),
-                "--elements", Integer.toString(elements), "--steps", Integer.toString(steps)));
-        if (json) {
+    private int launch(int np) {
+        String counts = String.join(",", Arrays.stream(tensors).mapToObj(Integer::toString).toList());
+        List<String> args = new ArrayList<>(List.of("--tensors", counts, "--elements", Integer.toString(elements),
+                "--steps", Integer.toString(steps)));
+        if (output.json) {
             args.add("--json");
         }
-        return new LocalLauncher("bench-" + UUID.randomUUID().toString().substring(0, 8), np, args, 5000, System.err,
-                BenchTensorsCommand::route, List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")).run();
-    }
-
-    private static void route(int rank, String line) {
-        if (rank == 0 && (line.startsWith("{") || line.startsWith("|"))) {
-            synchronized (System.out) {
-                System.out.println(line);
-            }
-        } else {
-            System.err.println("[" + rank + "] " + line);
-        }
+        return BenchWorkers.start("tensors", np, args, BenchWorkers::rankZeroResults);
     }
 
     private int runWorker() {
         KoloConfig config = KoloConfig.builderFromEnvironment().metricsPort(0).build();
         ParentWatch.startIfLaunched();
         try (Kolo kolo = Kolo.init(config)) {
-            if (!json && kolo.rank() == 0) {
+            if (!output.json && kolo.rank() == 0) {
                 System.out.printf(Locale.ROOT, "| %8s | %10s | %12s |  (np %d, %d float32 each)%n", "tensors",
                         "step_ms", "per_tensor_us", kolo.size(), elements);
             }
@@ -117,7 +104,7 @@ public final class BenchTensorsCommand implements Callable<Integer> {
                 Arrays.sort(slowest);
                 double step = slowest[steps / 2];
                 if (kolo.rank() == 0) {
-                    if (json) {
+                    if (output.json) {
                         System.out.printf(Locale.ROOT, "{\"bench\":\"tensors\",\"np\":%d,\"tensors\":%d,\"elements\":%d,"
                                 + "\"step_ms\":%.3f,\"per_tensor_us\":%.3f}%n", kolo.size(), n, elements, step * 1e3,
                                 step * 1e6 / n);

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -18,8 +19,8 @@ import picocli.CommandLine.Parameters;
         mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class, sortOptions = false,
         usageHelpAutoWidth = true)
 final class LaunchCommand implements Callable<Integer> {
-    @Option(names = {"-np", "--np"}, required = true, paramLabel = "N", description = "Number of workers.")
-    int np;
+    @Mixin
+    NpOption workers = new NpOption();
 
     @Option(names = "--min-np", paramLabel = "N",
             description = "Fewest workers the job may go on with: below -np makes it elastic (KOLO_MIN_NP). A lost "
@@ -44,9 +45,7 @@ final class LaunchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (np < 1) {
-            throw new IllegalArgumentException("-np must be at least 1 (got " + np + ")");
-        }
+        int np = workers.np();
         if (!(graceSeconds >= 0)) {
             throw new IllegalArgumentException("--grace must be 0 or more seconds (got " + graceSeconds + ")");
         }

@@ -3,6 +3,7 @@ package dev.kolo.samples.soak;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.samples.cli.LocalLauncher;
+import dev.kolo.samples.cli.NpOption;
 import dev.kolo.samples.cli.ParentWatch;
 import dev.kolo.samples.cli.WorkerCli;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -23,8 +25,8 @@ import picocli.CommandLine.Option;
         + "result, an error, or growth of memory, threads or file descriptors.",
         mixinStandardHelpOptions = true, versionProvider = WorkerCli.Version.class, sortOptions = false)
 public final class BenchSoakCommand implements Callable<Integer> {
-    @Option(names = {"-np", "--np"}, required = true, paramLabel = "N", description = "Number of workers.")
-    int np;
+    @Mixin
+    NpOption workers = new NpOption();
 
     @Option(names = "--minutes", paramLabel = "M", defaultValue = "30",
             description = "How long to run, warm-up included (default: ${DEFAULT-VALUE}).")
@@ -46,9 +48,7 @@ public final class BenchSoakCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (np < 1) {
-            throw new IllegalArgumentException("-np must be at least 1 (got " + np + ")");
-        }
+        int np = workers.np();
         if (!(minutes > 0) || minutes > 7 * 24 * 60) {
             throw new IllegalArgumentException("--minutes must be a positive number of minutes (got " + minutes + ")");
         }
@@ -58,10 +58,10 @@ public final class BenchSoakCommand implements Callable<Integer> {
         if (largeMb < 1 || largeMb > 512) {
             throw new IllegalArgumentException("--large-mb must be 1..512 (got " + largeMb + ")");
         }
-        return worker ? runWorker() : launch();
+        return worker ? runWorker() : launch(np);
     }
 
-    private int launch() {
+    private int launch(int np) {
         List<String> args = new ArrayList<>(List.of("bench", "soak", "--worker", "-np", Integer.toString(np),
                 "--minutes", Double.toString(minutes), "--small-tensors", Integer.toString(smallTensors),
                 "--large-mb", Integer.toString(largeMb)));
