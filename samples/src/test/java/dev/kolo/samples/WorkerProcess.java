@@ -14,11 +14,14 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-/** {@code java -jar worker.jar ...} as a child process whose output lines are collected as they come. */
-final class WorkerProcess implements AutoCloseable {
-    final Process process;
-    final List<String> out = Collections.synchronizedList(new ArrayList<>());
-    final List<String> err = Collections.synchronizedList(new ArrayList<>());
+/**
+ * {@code java -jar worker.jar ...} as a child process whose output lines are collected as they come. Public for
+ * the tests of other packages that drive the jar too (the chaos package's PodRestartIT).
+ */
+public final class WorkerProcess implements AutoCloseable {
+    public final Process process;
+    public final List<String> out = Collections.synchronizedList(new ArrayList<>());
+    public final List<String> err = Collections.synchronizedList(new ArrayList<>());
 
     private WorkerProcess(Process process) {
         this.process = process;
@@ -52,7 +55,8 @@ final class WorkerProcess implements AutoCloseable {
      * {@code java -jar worker.jar args} behind a command prefix (e.g. {@code ip netns exec NS}), with the test's
      * own KOLO_* variables removed and {@code env} added.
      */
-    static WorkerProcess start(List<String> prefix, Map<String, String> env, List<String> args) throws IOException {
+    public static WorkerProcess start(List<String> prefix, Map<String, String> env, List<String> args)
+            throws IOException {
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m",
                 "-XX:+UseSerialGC", "-jar", workerJar().toAbsolutePath().toString()));
@@ -64,7 +68,7 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     /** Waits for exit, killing the process if it outlives {@code seconds}. */
-    int exitCode(long seconds) throws InterruptedException {
+    public int exitCode(long seconds) throws InterruptedException {
         if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
@@ -76,7 +80,7 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     /** Waits until some output line matches, or fails after {@code seconds}. */
-    String awaitLine(Predicate<String> match, long seconds) throws InterruptedException {
+    public String awaitLine(Predicate<String> match, long seconds) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (System.nanoTime() < deadline) {
             synchronized (out) {
@@ -91,13 +95,13 @@ final class WorkerProcess implements AutoCloseable {
         throw new AssertionError("no matching line within " + seconds + " s; output:\n" + transcript());
     }
 
-    List<String> lines(Predicate<String> match) {
+    public List<String> lines(Predicate<String> match) {
         synchronized (out) {
             return out.stream().filter(match).toList();
         }
     }
 
-    String transcript() {
+    public String transcript() {
         return "--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + String.join("\n", err);
     }
 

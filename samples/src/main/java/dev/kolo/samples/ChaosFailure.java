@@ -1,8 +1,0 @@
-package dev.kolo.samples;
-
-/** A scenario's pass criterion was not met; the message is the table's detail. */
-final class ChaosFailure extends Exception {
-    ChaosFailure(String detail) {
-        super(detail);
-    }
-}

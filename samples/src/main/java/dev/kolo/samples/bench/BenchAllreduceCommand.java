@@ -1,0 +1,257 @@
+package dev.kolo.samples.bench;
+
+import dev.kolo.samples.launch.KoloVersion;
+import dev.kolo.runtime.DType;
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Tensor;
+import dev.kolo.samples.launch.NpOption;
+import dev.kolo.samples.launch.ParentWatch;
+import dev.kolo.samples.cli.WorkerCli;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bench allreduce -np N}: float32 SUM allreduce over N local worker processes, sizes from
+ * {@code --min-bytes} to {@code --max-bytes} by factors of 4. Each op is timed alone after a barrier (an
+ * agreement round on the data plane, as an MPI barrier is) and the slowest rank's time counts; the median over
+ * iterations is reported with algbw and busbw = algbw * 2(n-1)/n, and the time per op of a back-to-back loop.
+ * Then a ResNet-50-shaped step (161 gradients submitted back to back) against one allreduce of the same bytes.
+ */
+@Command(name = "allreduce", description = "Allreduce latency and bandwidth over N local worker processes.",
+        mixinStandardHelpOptions = true, versionProvider = KoloVersion.class, sortOptions = false)
+public final class BenchAllreduceCommand implements Callable<Integer> {
+    @Mixin
+    NpOption workers = new NpOption();
+
+    @Option(names = "--min-bytes", paramLabel = "B", defaultValue = "4", description = "Smallest size (default: ${DEFAULT-VALUE}).")
+    long minBytes;
+
+    @Option(names = "--max-bytes", paramLabel = "B", defaultValue = "268435456",
+            description = "Largest size (default: ${DEFAULT-VALUE}).")
+    long maxBytes;
+
+    /** Enough small ops for C2 to compile the hot paths (about 0.5 s once the JIT is done). */
+    private static final int WARM_UP_OPS = 1000;
+
+    @Option(names = "--budget", paramLabel = "SECONDS", defaultValue = "1.0",
+            description = "Timed seconds per size, roughly (default: ${DEFAULT-VALUE}).")
+    double budget;
+
+    @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "0",
+            description = "Run allreduces of every size for about this long before timing anything, so that the "
+                    + "JIT (and with TLS its crypto) is warm (default: ${DEFAULT-VALUE}).")
+    double warmup;
+
+    @Option(names = "--fused-step", negatable = true, defaultValue = "true",
+            description = "Also time the ResNet-50-shaped fused step (default: on).")
+    boolean fusedStep;
+
+    @Mixin
+    JsonOption output = new JsonOption();
+
+    @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "0",
+            description = "Serve and record metrics on PORT + rank; 0 (default) leaves metrics off.")
+    int metricsPort;
+
+    @Option(names = "--timeline", paramLabel = "PATH",
+            description = "Write a Chrome-trace timeline per worker ({rank} in PATH becomes the rank).")
+    String timeline;
+
+    @Mixin
+    BenchWorkers role = new BenchWorkers();
+
+    @Override
+    public Integer call() {
+        int np = workers.np();
+        if (minBytes < 4 || maxBytes < minBytes || maxBytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("need 4 <= --min-bytes <= --max-bytes <= " + Integer.MAX_VALUE);
+        }
+        if (!(budget > 0)) {
+            throw new IllegalArgumentException("--budget must be a positive number of seconds");
+        }
+        if (!(warmup >= 0)) {
+            throw new IllegalArgumentException("--warmup must be 0 or more seconds");
+        }
+        return role.isWorker() ? runWorker() : launch(np);
+    }
+
+    private int launch(int np) {
+        List<String> args = new ArrayList<>(List.of("--min-bytes", Long.toString(minBytes),
+                "--max-bytes", Long.toString(maxBytes), "--budget", Double.toString(budget),
+                "--warmup", Double.toString(warmup)));
+        if (!fusedStep) {
+            args.add("--no-fused-step"); // picocli: naming a negatable option whose default is true sets it false
+        }
+        if (output.json) {
+            args.add("--json");
+        }
+        args.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
+        if (timeline != null) {
+            args.addAll(List.of("--timeline", timeline));
+        }
+        return BenchWorkers.start("allreduce", np, args, BenchWorkers::rankZeroResults);
+    }
+
+    private int runWorker() {
+        KoloConfig.Builder b = KoloConfig.builderFromEnvironment();
+        int rankHint = b.build().rankHint().orElse(0);
+        KoloConfig config = b.metricsPort(metricsPort == 0 ? 0 : metricsPort + rankHint).timeline(timeline).build();
+        ParentWatch.startIfLaunched();
+        try (Kolo kolo = Kolo.init(config)) {
+            int n = kolo.size();
+            if (!output.json && kolo.rank() == 0) {
+                System.out.printf(Locale.ROOT, "| %12s | %12s | %10s | %10s | %12s |  (np %d, %s kernels)%n", "bytes",
+                        "time_us", "algbw_GBps", "busbw_GBps", "b2b_us", n, kolo.kernels());
+            }
+            ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
+            warmUpSmallOps(kolo, big);
+            if (warmup > 0) {
+                warmUpEverySize(kolo, big);
+            }
+            for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
+                int count = (int) (bytes / 4);
+                Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), count);
+                Runnable op = () -> kolo.allreduceInPlace("bench", t, ReduceOp.SUM);
+                double seconds = timeOps(kolo, "ar." + bytes, op);
+                double backToBack = timeBackToBack(kolo, "ar." + bytes, op, seconds);
+                report(kolo, bytes, seconds, backToBack, n);
+            }
+            if (fusedStep) {
+                fusedStep(kolo, n);
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Small ops until the JIT has compiled the control and data paths: without it the first size measured
+     * (whichever it is) reports the interpreter, several times slower than the steady state.
+     */
+    private static void warmUpSmallOps(Kolo kolo, ByteBuffer big) {
+        int bytes = Math.min(4096, big.capacity()) & ~3;
+        Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit(bytes), bytes / 4);
+        for (int i = 0; i < WARM_UP_OPS; i++) {
+            kolo.allreduceInPlace("bench.warmup", t, ReduceOp.SUM);
+        }
+    }
+
+    /**
+     * Rounds of one allreduce per size until {@link #warmup} seconds have passed on every rank (same count on
+     * all): the large sizes' paths (pipelined ring, kernels on long runs; AES-GCM with TLS) compile too.
+     */
+    private void warmUpEverySize(Kolo kolo, ByteBuffer big) {
+        long end = System.nanoTime() + (long) (warmup * 1e9);
+        while (true) {
+            for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
+                Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), bytes / 4);
+                kolo.allreduceInPlace("warmup", t, ReduceOp.SUM);
+            }
+            double done = System.nanoTime() - end >= 0 ? 1 : 0;
+            if (kolo.allreduce("warmup.done", Tensor.of(new double[] {done}, 1), ReduceOp.MIN).toDoubleArray()[0] > 0) {
+                return;
+            }
+        }
+    }
+
+    /** Warm-up, an iteration count all ranks agree on, then per-op times whose slowest rank counts. */
+    private double timeOps(Kolo kolo, String name, Runnable op) {
+        for (int i = 0; i < 3; i++) {
+            kolo.barrier();
+            op.run();
+        }
+        kolo.barrier();
+        long t0 = System.nanoTime();
+        op.run();
+        double once = (System.nanoTime() - t0) / 1e9;
+        double slowest = kolo.allreduce(name + ".probe", Tensor.of(new double[] {once}, 1), ReduceOp.MAX)
+                .toDoubleArray()[0];
+        int iterations = (int) Math.max(5, Math.min(1000, budget / Math.max(slowest, 1e-6)));
+        double[] times = new double[iterations];
+        for (int i = 0; i < iterations; i++) {
+            kolo.barrier();
+            long start = System.nanoTime();
+            op.run();
+            times[i] = (System.nanoTime() - start) / 1e9;
+        }
+        double[] worst = kolo.allreduce(name + ".times", Tensor.of(times, iterations), ReduceOp.MAX).toDoubleArray();
+        Arrays.sort(worst);
+        return worst[iterations / 2];
+    }
+
+    /**
+     * Ops back to back, no barrier between them (as nccl-tests and run-mpi.sh's b2b column time them): the
+     * whole loop's time per op on the slowest rank. About a tenth of the per-op budget, at least 5 ops.
+     */
+    private double timeBackToBack(Kolo kolo, String name, Runnable op, double perOp) {
+        int iterations = (int) Math.max(5, Math.min(1000, budget / 2 / Math.max(perOp, 1e-6)));
+        kolo.barrier();
+        long start = System.nanoTime();
+        for (int i = 0; i < iterations; i++) {
+            op.run();
+        }
+        double mine = (System.nanoTime() - start) / 1e9 / iterations;
+        return kolo.allreduce(name + ".b2b", Tensor.of(new double[] {mine}, 1), ReduceOp.MAX).toDoubleArray()[0];
+    }
+
+    private void report(Kolo kolo, long bytes, double seconds, double backToBack, int n) {
+        if (kolo.rank() != 0) {
+            return;
+        }
+        double algbw = bytes / seconds / 1e9;
+        double busbw = algbw * 2.0 * (n - 1) / n;
+        if (output.json) {
+            System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce\",\"dtype\":\"float32\",\"np\":%d,\"bytes\":%d,"
+                    + "\"time_us\":%.2f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,\"b2b_us\":%.2f}%n", n, bytes,
+                    seconds * 1e6, algbw, busbw, backToBack * 1e6);
+        } else {
+            System.out.printf(Locale.ROOT, "| %12d | %12.2f | %10.3f | %10.3f | %12.2f |%n", bytes, seconds * 1e6, algbw,
+                    busbw, backToBack * 1e6);
+        }
+    }
+
+    /** 161 ResNet-50 gradients submitted back to back, against one allreduce of the same total bytes. */
+    private void fusedStep(Kolo kolo, int n) {
+        List<long[]> shapes = ResNet50Shapes.backwardOrder();
+        List<Tensor> grads = new ArrayList<>();
+        long total = 0;
+        for (long[] shape : shapes) {
+            grads.add(Tensor.allocate(DType.FLOAT32, shape));
+            total += ResNet50Shapes.elements(shape);
+        }
+        Tensor single = Tensor.allocate(DType.FLOAT32, total);
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < shapes.size(); i++) {
+            names.add("grad." + i);
+        }
+        double step = timeOps(kolo, "step", () -> {
+            List<CompletableFuture<Tensor>> pending = new ArrayList<>(grads.size());
+            for (int i = 0; i < grads.size(); i++) {
+                pending.add(kolo.allreduceInPlaceAsync(names.get(i), grads.get(i), ReduceOp.SUM, 1.0, 1.0));
+            }
+            pending.forEach(CompletableFuture::join);
+        });
+        double one = timeOps(kolo, "single", () -> kolo.allreduceInPlace("single", single, ReduceOp.SUM));
+        if (kolo.rank() == 0) {
+            long bytes = total * 4;
+            if (output.json) {
+                System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce_fused_step\",\"np\":%d,\"tensors\":%d,"
+                        + "\"bytes\":%d,\"step_ms\":%.2f,\"single_ms\":%.2f,\"ratio\":%.3f}%n",
+                        n, shapes.size(), bytes, step * 1e3, one * 1e3, step / one);
+            } else {
+                System.out.printf(Locale.ROOT, "| fused step: %d tensors, %d bytes: %.2f ms per step, one allreduce of "
+                        + "the same bytes %.2f ms, ratio %.3f |%n", shapes.size(), bytes, step * 1e3, one * 1e3, step / one);
+            }
+        }
+    }
+}
