@@ -53,7 +53,9 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
                     + "JIT (and with TLS its crypto) is warm (default: ${DEFAULT-VALUE}).")
     double warmup;
 
-    @Option(names = "--fused-step", negatable = true, defaultValue = "true",
+    // fallbackValue: without it picocli gives a negatable option that defaults to true the inverse of its
+    // default for either spelling, so --no-fused-step would leave it on.
+    @Option(names = "--fused-step", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "Also time the ResNet-50-shaped fused step (default: on).")
     boolean fusedStep;
 
@@ -91,7 +93,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
                 "--max-bytes", Long.toString(maxBytes), "--budget", Double.toString(budget),
                 "--warmup", Double.toString(warmup)));
         if (!fusedStep) {
-            args.add("--no-fused-step"); // picocli: naming a negatable option whose default is true sets it false
+            args.add("--no-fused-step");
         }
         if (output.json) {
             args.add("--json");

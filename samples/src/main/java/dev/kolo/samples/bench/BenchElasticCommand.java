@@ -43,7 +43,7 @@ import picocli.CommandLine.Option;
 public final class BenchElasticCommand implements Callable<Integer> {
     private static final String STEP = "elastic-step ";
 
-    @Option(names = {"-np", "--np"}, required = true, paramLabel = "N", description = "Number of workers (>= 2).")
+    @Option(names = {"-np", "--np"}, required = true, paramLabel = "N", description = "Number of workers (>= 3).")
     int np;
 
     @Option(names = "--trials", paramLabel = "T", defaultValue = "10", description = "Kills (default: ${DEFAULT-VALUE}).")
@@ -65,8 +65,9 @@ public final class BenchElasticCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (np < 2) {
-            throw new IllegalArgumentException("-np must be at least 2 (one is killed), got " + np);
+        if (np < 3) {
+            throw new IllegalArgumentException("-np must be at least 3 (got " + np + "): one worker is killed, and "
+                    + "the survivors go on only as a strict majority of the last generation (2 of 3 at least)");
         }
         if (trials < 1 || bytes < 4 || bytes > Integer.MAX_VALUE || computeMs < 0) {
             throw new IllegalArgumentException("--trials must be >= 1, --bytes 4..2^31-1, --compute-ms >= 0");

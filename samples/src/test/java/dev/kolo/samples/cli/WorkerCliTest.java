@@ -16,4 +16,19 @@ class WorkerCliTest {
     void theLauncherStartsWorkersWithThisEntryPoint() {
         assertEquals(WorkerCli.class.getName(), LocalLauncher.WORKER_MAIN);
     }
+
+    @Test
+    void anElasticBenchOfTwoWorkersIsRefusedUpFront() {
+        // Killing one of two leaves no strict majority: the job could never recover, so refuse before starting.
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream saved = System.err;
+        System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            assertEquals(1, WorkerCli.run("bench", "elastic", "-np", "2"));
+        } finally {
+            System.setErr(saved);
+        }
+        String message = err.toString(java.nio.charset.StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertTrue(message.contains("-np must be at least 3 (got 2)"), message);
+    }
 }
