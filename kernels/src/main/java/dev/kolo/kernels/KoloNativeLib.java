@@ -4,7 +4,6 @@ import org.bytedeco.javacpp.Loader;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.NoException;
 import org.bytedeco.javacpp.annotation.Platform;
-import org.bytedeco.javacpp.annotation.Raw;
 
 /**
  * JNI bindings of the C ABI in {@code src/main/cpp/kolo_kernels.h}, generated and compiled by

@@ -1,7 +1,5 @@
 package dev.kolo.samples.bench;
 
-import dev.kolo.samples.launch.KoloVersion;
-import dev.kolo.samples.launch.LocalLauncher;
 import dev.kolo.elastic.Elastic;
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.DType;
@@ -9,8 +7,9 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
+import dev.kolo.samples.launch.KoloVersion;
+import dev.kolo.samples.launch.LocalLauncher;
 import dev.kolo.samples.launch.ParentWatch;
-import dev.kolo.samples.cli.WorkerCli;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;

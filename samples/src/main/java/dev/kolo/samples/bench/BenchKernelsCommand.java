@@ -1,8 +1,7 @@
 package dev.kolo.samples.bench;
 
-import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.kernels.KernelBenchmark;
-import dev.kolo.samples.cli.WorkerCli;
+import dev.kolo.samples.launch.KoloVersion;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

@@ -1,14 +1,13 @@
 package dev.kolo.samples.bench;
 
-import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
+import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
 import dev.kolo.samples.launch.ParentWatch;
-import dev.kolo.samples.cli.WorkerCli;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

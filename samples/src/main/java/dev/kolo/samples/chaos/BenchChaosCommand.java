@@ -1,7 +1,6 @@
 package dev.kolo.samples.chaos;
 
 import dev.kolo.samples.launch.KoloVersion;
-import dev.kolo.samples.cli.WorkerCli;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,8 +1,8 @@
 package dev.kolo.samples.chaos;
 
+import dev.kolo.samples.cli.WorkerCli;
 import dev.kolo.samples.launch.LocalLauncher;
 import dev.kolo.samples.launch.ParentWatch;
-import dev.kolo.samples.cli.WorkerCli;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

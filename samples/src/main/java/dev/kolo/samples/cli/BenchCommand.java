@@ -1,12 +1,12 @@
 package dev.kolo.samples.cli;
 
-import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.bench.BenchAllreduceCommand;
 import dev.kolo.samples.bench.BenchElasticCommand;
 import dev.kolo.samples.bench.BenchKernelsCommand;
 import dev.kolo.samples.bench.BenchScalingCommand;
 import dev.kolo.samples.bench.BenchTensorsCommand;
 import dev.kolo.samples.chaos.BenchChaosCommand;
+import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.soak.BenchSoakCommand;
 import picocli.CommandLine.Command;
 

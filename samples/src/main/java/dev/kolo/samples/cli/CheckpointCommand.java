@@ -1,7 +1,7 @@
 package dev.kolo.samples.cli;
 
-import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.checkpoint.CheckpointTool;
+import dev.kolo.samples.launch.KoloVersion;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

@@ -1,8 +1,8 @@
 package dev.kolo.samples.cli;
 
 import dev.kolo.samples.launch.KoloVersion;
-import dev.kolo.samples.launch.NpOption;
 import dev.kolo.samples.launch.LocalLauncher;
+import dev.kolo.samples.launch.NpOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;

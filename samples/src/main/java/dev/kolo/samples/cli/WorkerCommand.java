@@ -1,13 +1,13 @@
 package dev.kolo.samples.cli;
 
-import dev.kolo.samples.launch.KoloVersion;
-import dev.kolo.samples.launch.ParentWatch;
 import dev.kolo.checkpoint.Checkpointer;
 import dev.kolo.elastic.ElasticJobFailedException;
 import dev.kolo.elastic.WorkerLeftException;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.samples.launch.KoloVersion;
+import dev.kolo.samples.launch.ParentWatch;
 import dev.kolo.samples.mnist.TrainingJob;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;

@@ -1,12 +1,11 @@
 package dev.kolo.samples.soak;
 
-import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.LocalLauncher;
 import dev.kolo.samples.launch.NpOption;
 import dev.kolo.samples.launch.ParentWatch;
-import dev.kolo.samples.cli.WorkerCli;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

@@ -6,7 +6,6 @@ import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.ring.DataPlaneOptions;
 import dev.kolo.runtime.internal.ring.PeerAddress;
-import dev.kolo.runtime.internal.ring.Reducer;
 import dev.kolo.runtime.internal.ring.RingEndpoint;
 import dev.kolo.runtime.internal.security.JobKeys;
 import dev.kolo.runtime.internal.security.TlsMaterial;

@@ -23,7 +23,6 @@ import dev.kolo.runtime.internal.negotiation.FusionPlan;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.observability.Timeline;
-import dev.kolo.runtime.internal.ring.Reducer;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;

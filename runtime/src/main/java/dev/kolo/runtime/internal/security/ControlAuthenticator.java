@@ -1,6 +1,5 @@
 package dev.kolo.runtime.internal.security;
 
-import dev.kolo.runtime.internal.cluster.WorkerVerticle;
 import dev.kolo.runtime.internal.control.ControlAddresses;
 import dev.kolo.runtime.internal.control.ControlCodec;
 import dev.kolo.runtime.internal.control.ControlMessage;

@@ -2,7 +2,6 @@ package dev.kolo.runtime.internal.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kolo.runtime.internal.cluster.RankAssigner;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import java.util.List;
 import org.junit.jupiter.api.Test;
