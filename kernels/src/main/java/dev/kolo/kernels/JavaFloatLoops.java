@@ -16,37 +16,41 @@ final class JavaFloatLoops {
 
     static void float32(ReductionOp op, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
                         int count, int mode, float factor) {
-        FloatBuffer d = JavaKernels.view(dst, dstOffset, count * 4).asFloatBuffer();
-        FloatBuffer s = mode == SCALE ? null : JavaKernels.view(src, srcOffset, count * 4).asFloatBuffer();
+        FloatBuffer d = JavaKernels.floats(dst, dstOffset, count, 0);
+        FloatBuffer s = mode == SCALE ? null : JavaKernels.floats(src, srcOffset, count, 1);
+        int di = JavaKernels.firstIndex(dstOffset, 4);
+        int si = JavaKernels.firstIndex(srcOffset, 4);
         Scratch scratch = Scratch.get();
         float[] a = scratch.floatsA();
         float[] b = scratch.floatsB();
         for (int base = 0; base < count; base += CHUNK) {
             int m = Math.min(CHUNK, count - base);
-            d.get(base, a, 0, m);
+            d.get(di + base, a, 0, m);
             if (mode != SCALE) {
-                s.get(base, b, 0, m);
+                s.get(si + base, b, 0, m);
                 combine(op, a, b, m);
             }
             if (mode != REDUCE) {
                 multiply(a, m, factor);
             }
-            d.put(base, a, 0, m);
+            d.put(di + base, a, 0, m);
         }
     }
 
     static void float64(ReductionOp op, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
                         int count, int mode, double factor) {
-        DoubleBuffer d = JavaKernels.view(dst, dstOffset, count * 8).asDoubleBuffer();
-        DoubleBuffer s = mode == SCALE ? null : JavaKernels.view(src, srcOffset, count * 8).asDoubleBuffer();
+        DoubleBuffer d = JavaKernels.doubles(dst, dstOffset, count, 0);
+        DoubleBuffer s = mode == SCALE ? null : JavaKernels.doubles(src, srcOffset, count, 1);
+        int di = JavaKernels.firstIndex(dstOffset, 8);
+        int si = JavaKernels.firstIndex(srcOffset, 8);
         Scratch scratch = Scratch.get();
         double[] a = scratch.doublesA();
         double[] b = scratch.doublesB();
         for (int base = 0; base < count; base += CHUNK) {
             int m = Math.min(CHUNK, count - base);
-            d.get(base, a, 0, m);
+            d.get(di + base, a, 0, m);
             if (mode != SCALE) {
-                s.get(base, b, 0, m);
+                s.get(si + base, b, 0, m);
                 combine(op, a, b, m);
             }
             if (mode != REDUCE) {
@@ -54,7 +58,7 @@ final class JavaFloatLoops {
                     a[i] = a[i] * factor;
                 }
             }
-            d.put(base, a, 0, m);
+            d.put(di + base, a, 0, m);
         }
     }
 

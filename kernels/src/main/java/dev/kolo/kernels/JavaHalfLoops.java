@@ -16,8 +16,10 @@ final class JavaHalfLoops {
 
     static void reduce(ElementType type, ReductionOp op, ByteBuffer dst, int dstOffset, ByteBuffer src,
                        int srcOffset, int count, int mode, float factor) {
-        ShortBuffer d = JavaKernels.view(dst, dstOffset, count * 2).asShortBuffer();
-        ShortBuffer s = mode == SCALE ? null : JavaKernels.view(src, srcOffset, count * 2).asShortBuffer();
+        ShortBuffer d = JavaKernels.shorts(dst, dstOffset, count, 0);
+        ShortBuffer s = mode == SCALE ? null : JavaKernels.shorts(src, srcOffset, count, 1);
+        int di = JavaKernels.firstIndex(dstOffset, 2);
+        int si = JavaKernels.firstIndex(srcOffset, 2);
         Scratch scratch = Scratch.get();
         short[] ha = scratch.shortsA();
         short[] hb = scratch.shortsB();
@@ -25,10 +27,10 @@ final class JavaHalfLoops {
         float[] b = scratch.floatsB();
         for (int base = 0; base < count; base += CHUNK) {
             int m = Math.min(CHUNK, count - base);
-            d.get(base, ha, 0, m);
+            d.get(di + base, ha, 0, m);
             widen(type, ha, a, m);
             if (mode != SCALE) {
-                s.get(base, hb, 0, m);
+                s.get(si + base, hb, 0, m);
                 widen(type, hb, b, m);
                 JavaFloatLoops.combine(op, a, b, m);
             }
@@ -36,37 +38,41 @@ final class JavaHalfLoops {
                 JavaFloatLoops.multiply(a, m, factor);
             }
             narrow(type, a, ha, m);
-            d.put(base, ha, 0, m);
+            d.put(di + base, ha, 0, m);
         }
     }
 
     /** float32 to float16/bfloat16. */
     static void narrow(ElementType dstType, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-        ShortBuffer d = JavaKernels.view(dst, dstOffset, count * 2).asShortBuffer();
-        FloatBuffer s = JavaKernels.view(src, srcOffset, count * 4).asFloatBuffer();
+        ShortBuffer d = JavaKernels.shorts(dst, dstOffset, count, 0);
+        FloatBuffer s = JavaKernels.floats(src, srcOffset, count, 1);
+        int di = JavaKernels.firstIndex(dstOffset, 2);
+        int si = JavaKernels.firstIndex(srcOffset, 4);
         Scratch scratch = Scratch.get();
         short[] h = scratch.shortsA();
         float[] f = scratch.floatsA();
         for (int base = 0; base < count; base += CHUNK) {
             int m = Math.min(CHUNK, count - base);
-            s.get(base, f, 0, m);
+            s.get(si + base, f, 0, m);
             narrow(dstType, f, h, m);
-            d.put(base, h, 0, m);
+            d.put(di + base, h, 0, m);
         }
     }
 
     /** float16/bfloat16 to float32. */
     static void widen(ElementType srcType, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset, int count) {
-        FloatBuffer d = JavaKernels.view(dst, dstOffset, count * 4).asFloatBuffer();
-        ShortBuffer s = JavaKernels.view(src, srcOffset, count * 2).asShortBuffer();
+        FloatBuffer d = JavaKernels.floats(dst, dstOffset, count, 0);
+        ShortBuffer s = JavaKernels.shorts(src, srcOffset, count, 1);
+        int di = JavaKernels.firstIndex(dstOffset, 4);
+        int si = JavaKernels.firstIndex(srcOffset, 2);
         Scratch scratch = Scratch.get();
         short[] h = scratch.shortsA();
         float[] f = scratch.floatsA();
         for (int base = 0; base < count; base += CHUNK) {
             int m = Math.min(CHUNK, count - base);
-            s.get(base, h, 0, m);
+            s.get(si + base, h, 0, m);
             widen(srcType, h, f, m);
-            d.put(base, f, 0, m);
+            d.put(di + base, f, 0, m);
         }
     }
 

@@ -38,16 +38,18 @@ final class JavaIntLoops {
 
     static void int32(ReductionOp op, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
                       int count, int mode, double factor) {
-        IntBuffer d = JavaKernels.view(dst, dstOffset, count * 4).asIntBuffer();
-        IntBuffer s = mode == SCALE ? null : JavaKernels.view(src, srcOffset, count * 4).asIntBuffer();
+        IntBuffer d = JavaKernels.ints(dst, dstOffset, count, 0);
+        IntBuffer s = mode == SCALE ? null : JavaKernels.ints(src, srcOffset, count, 1);
+        int di = JavaKernels.firstIndex(dstOffset, 4);
+        int si = JavaKernels.firstIndex(srcOffset, 4);
         Scratch scratch = Scratch.get();
         int[] a = scratch.intsA();
         int[] b = scratch.intsB();
         for (int base = 0; base < count; base += CHUNK) {
             int m = Math.min(CHUNK, count - base);
-            d.get(base, a, 0, m);
+            d.get(di + base, a, 0, m);
             if (mode != SCALE) {
-                s.get(base, b, 0, m);
+                s.get(si + base, b, 0, m);
                 combine32(op, a, b, m);
             }
             if (mode != REDUCE) {
@@ -55,22 +57,24 @@ final class JavaIntLoops {
                     a[i] = (int) (a[i] * factor); // (int) truncates and saturates, NaN -> 0
                 }
             }
-            d.put(base, a, 0, m);
+            d.put(di + base, a, 0, m);
         }
     }
 
     static void int64(ReductionOp op, ByteBuffer dst, int dstOffset, ByteBuffer src, int srcOffset,
                       int count, int mode, double factor) {
-        LongBuffer d = JavaKernels.view(dst, dstOffset, count * 8).asLongBuffer();
-        LongBuffer s = mode == SCALE ? null : JavaKernels.view(src, srcOffset, count * 8).asLongBuffer();
+        LongBuffer d = JavaKernels.longs(dst, dstOffset, count, 0);
+        LongBuffer s = mode == SCALE ? null : JavaKernels.longs(src, srcOffset, count, 1);
+        int di = JavaKernels.firstIndex(dstOffset, 8);
+        int si = JavaKernels.firstIndex(srcOffset, 8);
         Scratch scratch = Scratch.get();
         long[] a = scratch.longsA();
         long[] b = scratch.longsB();
         for (int base = 0; base < count; base += CHUNK) {
             int m = Math.min(CHUNK, count - base);
-            d.get(base, a, 0, m);
+            d.get(di + base, a, 0, m);
             if (mode != SCALE) {
-                s.get(base, b, 0, m);
+                s.get(si + base, b, 0, m);
                 combine64(op, a, b, m);
             }
             if (mode != REDUCE) {
@@ -78,7 +82,7 @@ final class JavaIntLoops {
                     a[i] = (long) (a[i] * factor);
                 }
             }
-            d.put(base, a, 0, m);
+            d.put(di + base, a, 0, m);
         }
     }
 

@@ -2,6 +2,11 @@ package dev.kolo.kernels;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
 
 /**
  * The pure-Java {@link Kernels}: same results as the native library (bit for bit; see the
@@ -100,6 +105,40 @@ final class JavaKernels implements Kernels {
     /** A native-order view of {@code length} bytes at {@code offset}, leaving the caller's buffer untouched. */
     static ByteBuffer view(ByteBuffer buf, int offset, int length) {
         return buf.slice(offset, length).order(ByteOrder.nativeOrder());
+    }
+
+    /**
+     * Where the elements at byte {@code offset} start in the view that {@link #floats} and its siblings
+     * return: in the cached whole-buffer view when the offset is a whole number of elements, else at 0 of a
+     * fresh slice.
+     */
+    static int firstIndex(int offset, int elementBytes) {
+        return offset % elementBytes == 0 ? offset / elementBytes : 0;
+    }
+
+    static FloatBuffer floats(ByteBuffer buf, int offset, int count, int role) {
+        return offset % Float.BYTES == 0 ? Scratch.get().views(role, buf).floats()
+                : view(buf, offset, count * Float.BYTES).asFloatBuffer();
+    }
+
+    static DoubleBuffer doubles(ByteBuffer buf, int offset, int count, int role) {
+        return offset % Double.BYTES == 0 ? Scratch.get().views(role, buf).doubles()
+                : view(buf, offset, count * Double.BYTES).asDoubleBuffer();
+    }
+
+    static ShortBuffer shorts(ByteBuffer buf, int offset, int count, int role) {
+        return offset % Short.BYTES == 0 ? Scratch.get().views(role, buf).shorts()
+                : view(buf, offset, count * Short.BYTES).asShortBuffer();
+    }
+
+    static IntBuffer ints(ByteBuffer buf, int offset, int count, int role) {
+        return offset % Integer.BYTES == 0 ? Scratch.get().views(role, buf).ints()
+                : view(buf, offset, count * Integer.BYTES).asIntBuffer();
+    }
+
+    static LongBuffer longs(ByteBuffer buf, int offset, int count, int role) {
+        return offset % Long.BYTES == 0 ? Scratch.get().views(role, buf).longs()
+                : view(buf, offset, count * Long.BYTES).asLongBuffer();
     }
 
     static void checkConversion(ElementType dstType, ElementType srcType) {

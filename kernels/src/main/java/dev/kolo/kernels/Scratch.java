@@ -1,5 +1,13 @@
 package dev.kolo.kernels;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
+
 /**
  * Per-thread arrays the Java kernels copy chunks into: bulk get/put between a direct buffer
  * and an array is a memcpy, and C2 vectorises the plain loops over the arrays.
@@ -74,5 +82,63 @@ final class Scratch {
 
     long[] longsB() {
         return longsB != null ? longsB : (longsB = new long[CHUNK]);
+    }
+
+    /** Native-order typed views of the last buffer seen in each role (0 = destination, 1 = source). */
+    private final Views[] views = {new Views(), new Views()};
+
+    Views views(int role, ByteBuffer buf) {
+        Views v = views[role];
+        if (v.source != buf) {
+            v.reset(buf);
+        }
+        return v;
+    }
+
+    /**
+     * Whole-buffer views of one buffer, made once and reused while the same buffer comes back (a ring's
+     * chunks, a tensor step after step), so that a kernel call allocates nothing. Holds the last buffer of
+     * its role until another replaces it.
+     */
+    static final class Views {
+        private ByteBuffer source;
+        private FloatBuffer floats;
+        private DoubleBuffer doubles;
+        private ShortBuffer shorts;
+        private IntBuffer ints;
+        private LongBuffer longs;
+
+        private void reset(ByteBuffer buf) {
+            source = buf;
+            floats = null;
+            doubles = null;
+            shorts = null;
+            ints = null;
+            longs = null;
+        }
+
+        private ByteBuffer whole() {
+            return source.duplicate().clear().order(ByteOrder.nativeOrder());
+        }
+
+        FloatBuffer floats() {
+            return floats != null ? floats : (floats = whole().asFloatBuffer());
+        }
+
+        DoubleBuffer doubles() {
+            return doubles != null ? doubles : (doubles = whole().asDoubleBuffer());
+        }
+
+        ShortBuffer shorts() {
+            return shorts != null ? shorts : (shorts = whole().asShortBuffer());
+        }
+
+        IntBuffer ints() {
+            return ints != null ? ints : (ints = whole().asIntBuffer());
+        }
+
+        LongBuffer longs() {
+            return longs != null ? longs : (longs = whole().asLongBuffer());
+        }
     }
 }

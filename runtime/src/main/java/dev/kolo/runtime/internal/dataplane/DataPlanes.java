@@ -5,6 +5,7 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.ring.DataPlaneOptions;
+import dev.kolo.runtime.internal.ring.KernelReducer;
 import dev.kolo.runtime.internal.ring.PeerAddress;
 import dev.kolo.runtime.internal.ring.RingEndpoint;
 import dev.kolo.runtime.internal.security.JobKeys;

@@ -4,6 +4,7 @@ import dev.kolo.kernels.Kernels;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.internal.ring.KernelReducer;
 import java.nio.ByteBuffer;
 
 /** The fast path of a job of one: nothing to exchange, only the scaling a reduction would apply. */
@@ -19,8 +20,8 @@ final class SingleRankDataPlane implements DataPlane {
     public void allreduce(ByteBuffer buf, int offset, int count, DType dtype, ReduceOp op, double prescale,
                           double postscale) {
         checkOpen();
-        Scaling.apply(kernels, buf, offset, count, dtype, prescale);
-        Scaling.apply(kernels, buf, offset, count, dtype, postscale);
+        KernelReducer.scaleUnlessOne(kernels, buf, offset, count, dtype, prescale);
+        KernelReducer.scaleUnlessOne(kernels, buf, offset, count, dtype, postscale);
     }
 
     @Override

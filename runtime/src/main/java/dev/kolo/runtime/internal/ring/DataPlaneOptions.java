@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.ring;
 
+import dev.kolo.kernels.Kernels;
 import java.time.Duration;
 import java.util.Objects;
 import javax.net.ssl.SSLContext;
@@ -24,7 +25,7 @@ public final class DataPlaneOptions {
         this.reducer = b.reducer;
     }
 
-    /** @return progress timeout 30 s, connect timeout 30 s, 512 KiB chunks, OS-tuned socket buffers, {@link JavaReducer} */
+    /** @return progress timeout 30 s, connect timeout 30 s, 512 KiB chunks, OS-tuned socket buffers, the kernels' Java loops */
     public static DataPlaneOptions defaults() {
         return builder().build();
     }
@@ -78,7 +79,7 @@ public final class DataPlaneOptions {
         private Duration connectTimeout = Duration.ofSeconds(30);
         private int chunkBytes = 512 * 1024;
         private int socketBufferBytes = 0;
-        private Reducer reducer = JavaReducer.INSTANCE;
+        private Reducer reducer = new KernelReducer(Kernels.java());
         private byte[] authenticationKey;
         private SSLContext tls;
 

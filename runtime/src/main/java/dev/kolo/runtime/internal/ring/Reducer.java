@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
 /**
  * Element-wise kernels the ring applies to chunks in place. This is the seam for the native SIMD kernels
  * ({@code dev.kolo.kernels}): an adapter implementing this interface is plugged in through
- * {@link DataPlaneOptions.Builder#reducer(Reducer)}; {@link JavaReducer} is the portable default.
+ * {@link DataPlaneOptions.Builder#reducer(Reducer)}; {@link KernelReducer} over the kernels' Java loops is the portable default.
  *
  * <p>Contract: offsets are absolute byte offsets (position and limit are ignored and left unchanged);
  * the ring always passes direct buffers with limit = capacity, {@link java.nio.ByteOrder#LITTLE_ENDIAN little-endian} buffers; calls

@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.ring;
 
+import dev.kolo.kernels.HalfFloats;
 import dev.kolo.runtime.DType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -14,8 +15,8 @@ final class Elements {
         switch (t) {
             case FLOAT32 -> b.putFloat(o, (float) v);
             case FLOAT64 -> b.putDouble(o, v);
-            case FLOAT16 -> b.putShort(o, Half.floatToHalf((float) v));
-            case BFLOAT16 -> b.putShort(o, Half.floatToBfloat16((float) v));
+            case FLOAT16 -> b.putShort(o, HalfFloats.floatToHalf((float) v));
+            case BFLOAT16 -> b.putShort(o, HalfFloats.floatToBfloat16((float) v));
             case INT8, UINT8 -> b.put(o, (byte) (long) v);
             case INT32 -> b.putInt(o, (int) (long) v);
             case INT64 -> b.putLong(o, (long) v);
@@ -40,8 +41,8 @@ final class Elements {
         return switch (t) {
             case FLOAT32 -> b.getFloat(o);
             case FLOAT64 -> b.getDouble(o);
-            case FLOAT16 -> Half.halfToFloat(b.getShort(o));
-            case BFLOAT16 -> Half.bfloat16ToFloat(b.getShort(o));
+            case FLOAT16 -> HalfFloats.halfToFloat(b.getShort(o));
+            case BFLOAT16 -> HalfFloats.bfloat16ToFloat(b.getShort(o));
             default -> getLong(t, b, i);
         };
     }
@@ -53,6 +54,17 @@ final class Elements {
             case UINT8 -> v & 0xFF;
             case INT32 -> (int) v;
             default -> v;
+        };
+    }
+
+    /** Scaling as the kernels do it: in double, truncated, saturated to the type (UINT8 to 0..255). */
+    static long scaled(DType t, long v, double factor) {
+        double d = v * factor;
+        return switch (t) {
+            case INT8 -> Math.max(Byte.MIN_VALUE, Math.min(Byte.MAX_VALUE, (int) d));
+            case UINT8 -> Math.max(0, Math.min(255, (int) d));
+            case INT32 -> (int) d;
+            default -> (long) d;
         };
     }
 

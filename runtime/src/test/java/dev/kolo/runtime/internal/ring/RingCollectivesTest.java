@@ -186,11 +186,11 @@ class RingCollectivesTest {
                     Elements.put(t, one, 0, input(t, cs.op(), r, i));
                     long v = Elements.getLong(t, one, 0);
                     if (cs.prescale() != 1.0) {
-                        v = Elements.wrap(t, (long) (v * cs.prescale()));
+                        v = Elements.scaled(t, v, cs.prescale());
                     }
                     acc = r == 0 ? v : Elements.wrap(t, combine(cs.op(), acc, v));
                 }
-                long expected = finalScale == 1.0 ? acc : Elements.wrap(t, (long) (acc * finalScale));
+                long expected = finalScale == 1.0 ? acc : Elements.scaled(t, acc, finalScale);
                 long actual = Elements.getLong(t, result, i - from + at);
                 if (actual != expected) { // no eager message: this runs for millions of elements
                     throw new AssertionError(t + " " + cs + " element " + i + ": expected " + expected + " got " + actual);
