@@ -155,21 +155,30 @@ final class Greeter {
         }
     }
 
+    /** Reads one acknowledgement (fixed part, then its capped text) by the System.nanoTime() deadline. */
+    private static Handshake.Ack readAck(Wire ch, long deadline) throws IOException {
+        ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
+        Io.readFully(ch, fixed, deadline);
+        fixed.flip();
+        ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
+        Io.readFully(ch, text, deadline);
+        text.flip();
+        return Handshake.decodeAck(fixed, text);
+    }
+
+    private KoloException refused(int peer, Handshake.Ack ack) {
+        return new KoloException("rank " + peer + " (" + peers.get(peer) + ") refused the data connection of job '"
+                + job + "' generation " + generation + " from rank " + rank + ": " + ack.reason());
+    }
+
     /**
      * Reads the peer's challenge, checks its proof and sends this rank's. Every read is bounded by the
      * deadline and by fixed or capped lengths.
      */
     private void answerChallenge(Wire ch, int peer, byte[] helloBytes) throws IOException {
-        ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
-        Io.readFully(ch, fixed, deadlineNanos);
-        fixed.flip();
-        ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
-        Io.readFully(ch, text, deadlineNanos);
-        text.flip();
-        Handshake.Ack ack = Handshake.decodeAck(fixed, text);
+        Handshake.Ack ack = readAck(ch, deadlineNanos);
         if (ack.status() == Handshake.REJECTED) {
-            throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") refused the data connection of job '"
-                    + job + "' generation " + generation + " from rank " + rank + ": " + ack.reason());
+            throw refused(peer, ack);
         }
         if (ack.status() != Handshake.CHALLENGE) {
             throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") did not challenge the data connection "
@@ -197,17 +206,9 @@ final class Greeter {
      */
     KoloException refusal(Wire ch, int peer) {
         try {
-            ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
-            long soon = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
-            Io.readFully(ch, fixed, soon);
-            fixed.flip();
-            ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
-            Io.readFully(ch, text, soon);
-            text.flip();
-            Handshake.Ack ack = Handshake.decodeAck(fixed, text);
+            Handshake.Ack ack = readAck(ch, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200));
             if (ack.status() == Handshake.REJECTED) {
-                return new KoloException("rank " + peer + " (" + peers.get(peer) + ") refused the data connection of "
-                        + "job '" + job + "' generation " + generation + " from rank " + rank + ": " + ack.reason());
+                return refused(peer, ack);
             }
         } catch (SSLException e) {
             return tlsFailure(peer, ch, e);
@@ -220,16 +221,9 @@ final class Greeter {
     /** Reads the peer's answer to our hello. */
     void awaitAck(Wire ch, int peer) {
         try {
-            ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
-            Io.readFully(ch, fixed, deadlineNanos);
-            fixed.flip();
-            ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
-            Io.readFully(ch, text, deadlineNanos);
-            text.flip();
-            Handshake.Ack ack = Handshake.decodeAck(fixed, text);
+            Handshake.Ack ack = readAck(ch, deadlineNanos);
             if (ack.status() != Handshake.ACCEPTED) {
-                throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") refused the data connection of "
-                        + "job '" + job + "' generation " + generation + " from rank " + rank + ": " + ack.reason());
+                throw refused(peer, ack);
             }
             if (ack.generation() != generation || ack.rank() != peer) {
                 throw new KoloException("rank " + peer + " (" + peers.get(peer) + ") acked generation "
