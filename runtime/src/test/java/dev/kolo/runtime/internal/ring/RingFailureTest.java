@@ -94,7 +94,9 @@ class RingFailureTest {
                 g.allreduce(seq, Elements.direct(64), DType.FLOAT32, 16, ReduceOp.SUM, 1.0, 1.0);
                 return null;
             }, rank, ring)).get(0);
-            Thread.sleep(200);
+            // Rank 0 is inside the op once its first chunk reaches rank 1, which never joins it: from then on
+            // it can only wait for rank 1's chunk.
+            assertTrue(c.rings.get(1).awaitIncoming(TimeUnit.SECONDS.toNanos(5)), "rank 0 never started the op");
             long t0 = System.nanoTime();
             c.rings.get(0).abort("membership changed");
             Outcome o = f.get(5, TimeUnit.SECONDS);
