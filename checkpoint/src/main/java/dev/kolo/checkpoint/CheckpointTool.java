@@ -203,10 +203,6 @@ public final class CheckpointTool {
     }
 
     /** {@code java -cp ... dev.kolo.checkpoint.CheckpointTool ls|inspect|verify DIR} */
-    public static void main(String[] args) {
-        System.exit(new CheckpointTool().run(args, System.out, System.err));
-    }
-
     // ------------------------------------------------------------------ helpers
 
     /** What a path given on the command line is: a checkpoint directory, or one checkpoint inside one. */

@@ -31,10 +31,6 @@ public final class KernelBenchmark {
     }
 
     /** Runs {@code KernelBenchmark [--json]}. */
-    public static void main(String[] args) {
-        run(System.out, List.of(args).contains("--json"));
-    }
-
     /**
      * Runs the benchmark and prints the results: with {@code json}, one object per line, e.g.
      * {@code {"bench":"kernels","impl":"native","op":"sum","dtype":"float32","bytes":65536,"GBps":41.2}}

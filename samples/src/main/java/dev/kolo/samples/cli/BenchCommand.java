@@ -1,6 +1,7 @@
 package dev.kolo.samples.cli;
 
 import dev.kolo.samples.bench.BenchAllreduceCommand;
+import dev.kolo.samples.bench.BenchCheckpointCommand;
 import dev.kolo.samples.bench.BenchElasticCommand;
 import dev.kolo.samples.bench.BenchKernelsCommand;
 import dev.kolo.samples.bench.BenchScalingCommand;
@@ -14,7 +15,8 @@ import picocli.CommandLine.Command;
 @Command(name = "bench", description = "Benchmarks (see each subcommand's --help).",
         mixinStandardHelpOptions = true, versionProvider = KoloVersion.class,
         subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
-                BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class})
+                BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class,
+                BenchCheckpointCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -22,6 +24,6 @@ final class BenchCommand implements Runnable {
     @Override
     public void run() {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak or chaos");
+                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos or checkpoint");
     }
 }

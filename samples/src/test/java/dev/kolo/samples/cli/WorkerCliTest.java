@@ -31,4 +31,20 @@ class WorkerCliTest {
         String message = err.toString(java.nio.charset.StandardCharsets.UTF_8);
         org.junit.jupiter.api.Assertions.assertTrue(message.contains("-np must be at least 3 (got 2)"), message);
     }
+
+    @Test
+    void benchCheckpointRunsTheCheckpointBenchmark(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream saved = System.out;
+        System.setOut(new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            assertEquals(0, WorkerCli.run("bench", "checkpoint", dir.toString(), "--bytes", "1048576", "--reps", "1",
+                    "--json"));
+        } finally {
+            System.setOut(saved);
+        }
+        String text = out.toString(java.nio.charset.StandardCharsets.UTF_8);
+        org.junit.jupiter.api.Assertions.assertTrue(text.contains("{\"bench\":\"checkpoint\",\"ratio\":\"write_vs_plain\""),
+                text);
+    }
 }

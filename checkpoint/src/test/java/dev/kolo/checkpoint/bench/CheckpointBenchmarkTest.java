@@ -1,4 +1,4 @@
-package dev.kolo.checkpoint.internal.bench;
+package dev.kolo.checkpoint.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package dev.kolo.checkpoint.internal.bench;
+package dev.kolo.checkpoint.bench;
 
 import dev.kolo.checkpoint.CheckpointId;
 import dev.kolo.checkpoint.CheckpointState;
@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -290,35 +289,4 @@ public final class CheckpointBenchmark {
     /**
      * {@code java -cp ... dev.kolo.checkpoint.internal.bench.CheckpointBenchmark [--json] [--bytes N] [--reps R] DIR}
      */
-    public static void main(String[] args) throws IOException {
-        boolean json = false;
-        long bytes = DEFAULT_BYTES;
-        int reps = 3;
-        Path dir = null;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--json":
-                    json = true;
-                    break;
-                case "--bytes":
-                    bytes = Long.parseLong(args[++i]);
-                    break;
-                case "--reps":
-                    reps = Integer.parseInt(args[++i]);
-                    break;
-                default:
-                    if (args[i].startsWith("-") || dir != null) {
-                        System.err.println("usage: CheckpointBenchmark [--json] [--bytes N] [--reps R] DIR ("
-                                + "unexpected " + Arrays.toString(new String[] {args[i]}) + ")");
-                        System.exit(2);
-                    }
-                    dir = Path.of(args[i]);
-            }
-        }
-        if (dir == null) {
-            System.err.println("usage: CheckpointBenchmark [--json] [--bytes N] [--reps R] DIR");
-            System.exit(2);
-        }
-        run(System.out, json, dir, bytes, reps);
-    }
 }
