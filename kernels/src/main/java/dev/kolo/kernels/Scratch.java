@@ -84,21 +84,34 @@ final class Scratch {
         return longsB != null ? longsB : (longsB = new long[CHUNK]);
     }
 
-    /** Native-order typed views of the last buffer seen in each role (0 = destination, 1 = source). */
-    private final Views[] views = {new Views(), new Views()};
+    /**
+     * Buffers remembered per role (0 = destination, 1 = source): a rank reduces from one inbox per peer in turn,
+     * so a role sees a few buffers come back, not one.
+     */
+    static final int VIEWS_PER_ROLE = 8;
+
+    /** Native-order typed views of the last buffers seen in each role, replaced round-robin. */
+    private final Views[][] views = new Views[2][VIEWS_PER_ROLE];
+    private final int[] nextVictim = new int[2];
 
     Views views(int role, ByteBuffer buf) {
-        Views v = views[role];
-        if (v.source != buf) {
-            v.reset(buf);
+        Views[] slots = views[role];
+        for (Views v : slots) {
+            if (v != null && v.source == buf) {
+                return v;
+            }
         }
+        int i = nextVictim[role];
+        nextVictim[role] = (i + 1) % VIEWS_PER_ROLE;
+        Views v = slots[i] != null ? slots[i] : (slots[i] = new Views());
+        v.reset(buf);
         return v;
     }
 
     /**
      * Whole-buffer views of one buffer, made once and reused while the same buffer comes back (a ring's
-     * chunks, a tensor step after step), so that a kernel call allocates nothing. Holds the last buffer of
-     * its role until another replaces it.
+     * chunks, a tensor step after step), so that a kernel call allocates nothing. Holds its buffer until
+     * another takes its slot.
      */
     static final class Views {
         private ByteBuffer source;

@@ -14,7 +14,7 @@ final class FrameWriter {
     private final ByteBuffer header = ByteBuffer.allocateDirect(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     /** Header, then the payload's slices; grown (once) when a frame needs more slices. */
     private ByteBuffer[] frame = new ByteBuffer[2];
-    private int parts;
+    private int parts = 1; // the header alone: reset() before any frame must find nothing to clear
     private boolean busy;
 
     /** Starts a frame whose payload is {@code view[offset, offset + length)}; the view's cursors are used. */

@@ -519,6 +519,12 @@ public final class Ring implements AutoCloseable {
     }
 
     private KoloException failed(RuntimeException e) {
+        WorkerLostException aborted = transport.abortCause();
+        if (aborted != null && !(e instanceof WorkerLostException)) {
+            // Aborted from another thread while this op ran: what broke under it (a buffer reset, a channel
+            // closed mid-call) is the abort's doing, and the abort's reason is what the caller must see.
+            return Transport.copy(aborted);
+        }
         if (e instanceof WorkerLostException w) {
             abortWith(w);
             return w;

@@ -101,7 +101,7 @@ class RingFailureTest {
             c.rings.get(0).abort("membership changed");
             Outcome o = f.get(5, TimeUnit.SECONDS);
             assertTrue((System.nanoTime() - t0) / 1_000_000 < 1000, "woke too late");
-            assertInstanceOf(WorkerLostException.class, o.error());
+            assertInstanceOf(WorkerLostException.class, o.error(), () -> String.valueOf(o.error()));
             assertTrue(o.error().getMessage().contains("membership changed"), o.error().getMessage());
             // The peer, which never joined that op, fails its next one promptly: the generation is gone.
             Ring peer = c.rings.get(1);
