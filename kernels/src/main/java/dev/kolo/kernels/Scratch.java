@@ -1,5 +1,6 @@
 package dev.kolo.kernels;
 
+import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.DoubleBuffer;
@@ -90,28 +91,35 @@ final class Scratch {
      */
     static final int VIEWS_PER_ROLE = 8;
 
-    /** Native-order typed views of the last buffers seen in each role, replaced round-robin. */
-    private final Views[][] views = new Views[2][VIEWS_PER_ROLE];
+    /**
+     * Native-order typed views of the last buffers seen in each role, replaced round-robin. Held weakly: a
+     * view keeps its buffer's (direct) memory alive, and a program that allocates a new tensor every step must
+     * not find its old ones kept here. After a garbage collection the views of a buffer still in use are made
+     * again once; between collections a call allocates nothing.
+     */
+    @SuppressWarnings("unchecked")
+    private final WeakReference<Views>[][] views = new WeakReference[2][VIEWS_PER_ROLE];
     private final int[] nextVictim = new int[2];
 
     Views views(int role, ByteBuffer buf) {
-        Views[] slots = views[role];
-        for (Views v : slots) {
+        WeakReference<Views>[] slots = views[role];
+        for (WeakReference<Views> ref : slots) {
+            Views v = ref == null ? null : ref.get();
             if (v != null && v.source == buf) {
                 return v;
             }
         }
         int i = nextVictim[role];
         nextVictim[role] = (i + 1) % VIEWS_PER_ROLE;
-        Views v = slots[i] != null ? slots[i] : (slots[i] = new Views());
+        Views v = new Views();
         v.reset(buf);
+        slots[i] = new WeakReference<>(v);
         return v;
     }
 
     /**
      * Whole-buffer views of one buffer, made once and reused while the same buffer comes back (a ring's
-     * chunks, a tensor step after step), so that a kernel call allocates nothing. Holds its buffer until
-     * another takes its slot.
+     * chunks, a tensor step after step), so that a kernel call allocates nothing.
      */
     static final class Views {
         private ByteBuffer source;

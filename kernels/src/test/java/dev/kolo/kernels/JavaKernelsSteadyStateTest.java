@@ -63,4 +63,18 @@ class JavaKernelsSteadyStateTest {
             assertTrue(allocated < 1024, type + ": " + allocated + " bytes allocated by 200 kernel calls");
         }
     }
+
+    @Test
+    void aBufferTheProgramDropsIsNotKeptByTheCachedViews() throws InterruptedException {
+        ByteBuffer dropped = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
+        JAVA.reduce(ElementType.FLOAT32, ReductionOp.SUM, dropped, 0, floats(1, 2), 0, 2);
+        java.lang.ref.WeakReference<ByteBuffer> watch = new java.lang.ref.WeakReference<>(dropped);
+        dropped = null;
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (watch.get() != null && System.nanoTime() < deadline) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertTrue(watch.get() == null, "the kernels' view cache still holds a buffer the program dropped");
+    }
 }
