@@ -9,18 +9,7 @@ public final class AllreduceLoopWorker {
     }
 
     public static void main(String[] args) throws Exception {
-        Thread stdinWatch = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // the parent closes stdin to stop us
-                }
-            } catch (java.io.IOException ignored) {
-                // parent gone
-            }
-            System.exit(0);
-        });
-        stdinWatch.setDaemon(true);
-        stdinWatch.start();
+        StdinWatch.exitWhenClosed();
         try (Kolo kolo = Kolo.init()) {
             Tensor t = Tensor.allocate(DType.FLOAT32, 16 << 20);
             System.out.println("loop rank=" + kolo.rank() + " pid=" + ProcessHandle.current().pid());

@@ -1,7 +1,5 @@
 package dev.kolo.runtime;
 
-import java.io.IOException;
-import java.io.InputStream;
 
 /**
  * A worker process for multi-process tests: joins the job from its {@code KOLO_*} settings, prints its rank,
@@ -17,18 +15,7 @@ public final class ProbeWorker {
                     + " pid=" + ProcessHandle.current().pid() + " coordinator=" + kolo.coordinatorNode());
             kolo.barrier();
             System.out.println("probe barrier passed");
-            Thread stdinWatch = new Thread(() -> {
-                try (InputStream in = System.in) {
-                    while (in.read() >= 0) {
-                        // drain: the parent closes stdin to stop us
-                    }
-                } catch (IOException ignored) {
-                    // parent gone
-                }
-                System.exit(0);
-            });
-            stdinWatch.setDaemon(true);
-            stdinWatch.start();
+            StdinWatch.exitWhenClosed();
             String last = kolo.coordinatorNode();
             while (true) {
                 String now = kolo.coordinatorNode();

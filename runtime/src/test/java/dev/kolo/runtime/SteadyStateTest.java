@@ -172,10 +172,7 @@ class SteadyStateTest {
         int size = 3;
         List<Kolo> ranks = ranks(size);
         List<Integer> tensors = range(8);
-        for (int step = 0; step < 3; step++) {
-            int s = step;
-            check(CollectiveMatrixTest.onAll(ranks, (r, k) -> step(k, s, tensors, size)), s, tensors, size);
-        }
+        warmCachedSteps(ranks, tensors, size);
         // One step where every rank also submits a tensor of its own that nobody else submits.
         List<Object> outcome = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
             CompletableFuture<Tensor> own = k.allreduceAsync("only-" + r, Tensor.of(new float[] {r}, 1), ReduceOp.SUM);
@@ -211,10 +208,7 @@ class SteadyStateTest {
         int size = 4;
         List<Kolo> ranks = ranks(size);
         List<Integer> tensors = range(8);
-        for (int step = 0; step < 3; step++) {
-            int s = step;
-            check(CollectiveMatrixTest.onAll(ranks, (r, k) -> step(k, s, tensors, size)), s, tensors, size);
-        }
+        warmCachedSteps(ranks, tensors, size);
         // t1 is cached; on this step rank 2 submits it with another shape.
         List<Object> outcome = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
             long n = length(1, size) + (r == 2 ? 1 : 0);
@@ -242,10 +236,7 @@ class SteadyStateTest {
         int size = 2;
         List<Kolo> ranks = ranks(size);
         List<Integer> tensors = range(6);
-        for (int step = 0; step < 3; step++) {
-            int s = step;
-            check(CollectiveMatrixTest.onAll(ranks, (r, k) -> step(k, s, tensors, size)), s, tensors, size);
-        }
+        warmCachedSteps(ranks, tensors, size);
         double demotedBefore = count(ranks.get(0), "kolo.negotiation.demoted");
         // Rank 1 starts this step 1.5 s late: rank 0's tensors wait in rounds, go on to the coordinator after
         // 0.4 s, and must still complete with the right values once rank 1 submits them.
@@ -259,6 +250,14 @@ class SteadyStateTest {
         assertTrue(count(ranks.get(0), "kolo.negotiation.demoted") > demotedBefore,
                 "rank 0's waiting tensors went on to the coordinator");
         for (int step = 4; step < 6; step++) {
+            int s = step;
+            check(CollectiveMatrixTest.onAll(ranks, (r, k) -> step(k, s, tensors, size)), s, tensors, size);
+        }
+    }
+
+    /** Three checked steps of the same tensors: from the second on, every rank holds them all in its cache. */
+    private static void warmCachedSteps(List<Kolo> ranks, List<Integer> tensors, int size) throws Exception {
+        for (int step = 0; step < 3; step++) {
             int s = step;
             check(CollectiveMatrixTest.onAll(ranks, (r, k) -> step(k, s, tensors, size)), s, tensors, size);
         }

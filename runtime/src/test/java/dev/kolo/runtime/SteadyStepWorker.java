@@ -15,18 +15,7 @@ public final class SteadyStepWorker {
     }
 
     public static void main(String[] args) throws Exception {
-        Thread stdinWatch = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // the parent closes stdin to stop us
-                }
-            } catch (java.io.IOException ignored) {
-                // parent gone
-            }
-            System.exit(0);
-        });
-        stdinWatch.setDaemon(true);
-        stdinWatch.start();
+        StdinWatch.exitWhenClosed();
         try (Kolo kolo = Kolo.init()) {
             List<Tensor> grads = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
