@@ -10,6 +10,7 @@ import dev.kolo.checkpoint.internal.format.TensorEntry;
 import dev.kolo.checkpoint.internal.store.ClusterReplicaStore;
 import dev.kolo.checkpoint.internal.store.FileSync;
 import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -508,11 +509,7 @@ public final class Checkpointer implements AutoCloseable {
 
         /** @return the directory named by {@code -Dkolo.checkpoint.dir} or {@code KOLO_CHECKPOINT_DIR}, if set */
         public static Optional<Path> defaultDirectory() {
-            String v = System.getProperty("kolo.checkpoint.dir");
-            if (v == null || v.isBlank()) {
-                v = System.getenv("KOLO_CHECKPOINT_DIR");
-            }
-            return v == null || v.isBlank() ? Optional.empty() : Optional.of(Path.of(v.trim()));
+            return Settings.CHECKPOINT_DIR.fromEnvironment();
         }
     }
 }

@@ -7,6 +7,7 @@ import dev.kolo.checkpoint.RestoredCheckpoint;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.train.Parameter;
 import java.nio.ByteBuffer;
@@ -432,9 +433,9 @@ public final class ElasticState implements AutoCloseable {
     }
 
     private static String defaultWorkerId(Kolo kolo) {
-        String id = System.getenv("KOLO_WORKER_ID");
-        if (id != null && !id.isBlank()) {
-            return id.trim();
+        java.util.Optional<String> id = Settings.WORKER_ID.fromEnvironment();
+        if (id.isPresent()) {
+            return id.get();
         }
         String host = System.getenv("HOSTNAME");
         if (kolo.config().discovery() == dev.kolo.runtime.Discovery.KUBERNETES && host != null && !host.isBlank()) {

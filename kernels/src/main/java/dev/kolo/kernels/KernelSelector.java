@@ -4,7 +4,7 @@ import java.util.Locale;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Chooses native or Java kernels once per process, honouring {@code kolo.kernels} / {@code KOLO_KERNELS}. */
+/** Chooses native or Java kernels for the process: on first use, or as a worker's settings ask. */
 final class KernelSelector {
 
     private static final Logger LOG = LoggerFactory.getLogger(KernelSelector.class);
@@ -19,12 +19,20 @@ final class KernelSelector {
             synchronized (KernelSelector.class) {
                 k = selected;
                 if (k == null) {
-                    // Not cached on failure: a bad setting keeps failing loudly on every call.
-                    k = select(Settings.value("kolo.kernels", "KOLO_KERNELS"));
+                    k = select("auto");
                     selected = k;
                 }
             }
         }
+        return k;
+    }
+
+    static synchronized Kernels configure(String mode, String maxIsa) {
+        Kernels k = select(mode);
+        if (k != JavaKernels.INSTANCE) {
+            NativeKernels.setMaxIsa(maxIsa == null ? "avx512" : maxIsa); // avx512 caps nothing: the best the CPU has
+        }
+        selected = k;
         return k;
     }
 
@@ -33,14 +41,14 @@ final class KernelSelector {
         String mode = setting == null ? "auto" : setting.trim().toLowerCase(Locale.ROOT);
         switch (mode) {
             case "java":
-                LOG.info("Kolo kernels: java (forced by kolo.kernels/KOLO_KERNELS)");
+                LOG.info("Kolo kernels: java (KOLO_KERNELS=java)");
                 return JavaKernels.INSTANCE;
             case "native":
                 if (!NativeKernels.isAvailable()) {
                     Throwable cause = NativeKernels.unavailableCause().orElseThrow();
                     throw new IllegalStateException("KOLO_KERNELS=native but the native kernels cannot load: " + cause, cause);
                 }
-                LOG.info("Kolo kernels: native ({}), forced by kolo.kernels/KOLO_KERNELS", NativeKernels.isa());
+                LOG.info("Kolo kernels: native ({}), KOLO_KERNELS=native", NativeKernels.isa());
                 return NativeBufferKernels.INSTANCE;
             case "auto":
             case "":
@@ -52,7 +60,7 @@ final class KernelSelector {
                         NativeKernels.unavailableCause().map(Throwable::toString).orElse("unknown"));
                 return JavaKernels.INSTANCE;
             default:
-                throw new IllegalStateException("kolo.kernels/KOLO_KERNELS must be 'java', 'native' or 'auto', not '" + setting + "'");
+                throw new IllegalArgumentException("KOLO_KERNELS must be one of auto, native, java (got '" + setting + "')");
         }
     }
 }

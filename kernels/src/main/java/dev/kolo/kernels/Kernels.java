@@ -56,15 +56,26 @@ public interface Kernels {
                  ElementType srcType, ByteBuffer src, long srcByteOffset, long count);
 
     /**
-     * The kernels this process uses, chosen once: native when its library loads, otherwise the
-     * Java fallback (logging one WARN line with the reason). The environment variable
-     * {@code KOLO_KERNELS} or the system property {@code kolo.kernels} (which wins) set to
-     * {@code java} or {@code native} forces one; forcing native when it cannot load throws.
-     *
-     * @throws IllegalStateException if native is forced but unavailable, or the setting is unknown
+     * The kernels this process uses: those chosen by {@link #configure}, else chosen once on first use, native
+     * when its library loads, otherwise the Java fallback (logging one WARN line with the reason).
      */
     static Kernels get() {
         return KernelSelector.selected();
+    }
+
+    /**
+     * Chooses the kernels this process uses from now on (a worker does so from its {@code KOLO_KERNELS} and
+     * {@code KOLO_KERNELS_ISA} settings before it joins a job).
+     *
+     * @param mode {@code auto} or null (native if it loads), {@code native} or {@code java}
+     * @param maxIsa highest instruction set of the native kernels ({@code scalar}, {@code avx2},
+     *        {@code avx512}), or null for the best this CPU has
+     * @return the kernels chosen
+     * @throws IllegalStateException if native is asked for and its library cannot load
+     * @throws IllegalArgumentException for an unknown mode or instruction set
+     */
+    static Kernels configure(String mode, String maxIsa) {
+        return KernelSelector.configure(mode, maxIsa);
     }
 
     /** The pure-Java kernels, whatever {@link #get()} chose. */

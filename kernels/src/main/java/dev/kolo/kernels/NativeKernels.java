@@ -34,10 +34,6 @@ public final class NativeKernels {
             if (abi != ABI_VERSION) {
                 return new UnsatisfiedLinkError("native kernels ABI version " + abi + ", expected " + ABI_VERSION);
             }
-            String cap = Settings.value("kolo.kernels.isa", "KOLO_KERNELS_ISA");
-            if (cap != null) {
-                KoloNativeLib.kolo_set_max_isa(isaLevel(cap));
-            }
             return null;
         } catch (LinkageError | RuntimeException e) {
             // UnsatisfiedLinkError (no library for this platform, or built with -Dkolo.native.skip),
@@ -109,7 +105,7 @@ public final class NativeKernels {
         check(KoloNativeLib.kolo_copy(dstAddress, srcAddress, byteCount));
     }
 
-    /** Caps the instruction-set level (tests pin the scalar path with it); returns the level in use. */
+    /** Caps the instruction-set level (a worker's KOLO_KERNELS_ISA; tests pin the scalar path); returns the level in use. */
     static String setMaxIsa(String name) {
         requireAvailable();
         return ISA_NAMES[KoloNativeLib.kolo_set_max_isa(isaLevel(name))];

@@ -22,7 +22,7 @@ class SelectionTest {
         assertEquals("java", KernelSelector.select("java").name());
         assertEquals("java", KernelSelector.select(" JAVA ").name());
         assertEquals("java", Kernels.java().name());
-        assertThrows(IllegalStateException.class, () -> KernelSelector.select("gpu"));
+        assertThrows(IllegalArgumentException.class, () -> KernelSelector.select("gpu"));
         if (NativeKernels.isAvailable()) {
             assertEquals("native", KernelSelector.select("native").name());
             assertEquals("native", KernelSelector.select(null).name());
@@ -35,10 +35,22 @@ class SelectionTest {
     }
 
     @Test
-    void systemPropertyWinsOverEnvironment() {
-        assertEquals("java", Settings.pick("java", "native"));
-        assertEquals("native", Settings.pick(" ", "native"));
-        assertEquals(null, Settings.pick(null, ""));
+    void configureSwitchesTheProcessKernels() {
+        try {
+            assertEquals("java", Kernels.configure("java", null).name());
+            assertSame(Kernels.java(), Kernels.get());
+            assertThrows(IllegalArgumentException.class, () -> Kernels.configure("gpu", null));
+            assertSame(Kernels.java(), Kernels.get(), "a refused choice changes nothing");
+            if (NativeKernels.isAvailable()) {
+                String best = NativeKernels.setMaxIsa("avx512");
+                assertEquals("native", Kernels.configure("native", "scalar").name());
+                assertEquals("scalar", NativeKernels.isa());
+                Kernels.configure("auto", null);
+                assertEquals(best, NativeKernels.isa(), "no cap given: the best the CPU has again");
+            }
+        } finally {
+            Kernels.configure("auto", null);
+        }
     }
 
     @Test
@@ -83,11 +95,10 @@ class SelectionTest {
         cmd.add("-cp");
         cmd.add(classPath);
         cmd.add(SelectionProbe.class.getName());
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-        pb.environment().remove("KOLO_KERNELS");
         if (koloKernels != null) {
-            pb.environment().put("KOLO_KERNELS", koloKernels);
+            cmd.add(koloKernels);
         }
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         Path log = Files.createTempFile("kolo-probe", ".log");
         try {
             Process p = pb.redirectOutput(log.toFile()).start();

@@ -69,6 +69,15 @@ public final class Kolo implements AutoCloseable {
         this.view = view;
     }
 
+    /** Chooses the process's kernels before joining: a worker that cannot use the ones asked for never joins. */
+    private static void useKernels(KoloConfig config) {
+        try {
+            dev.kolo.kernels.Kernels.configure(config.kernels(), config.kernelsIsa());
+        } catch (IllegalStateException e) {
+            throw new KoloException(e.getMessage() + "; set KOLO_KERNELS=java or auto to use the Java kernels");
+        }
+    }
+
     /** Joins the job described by the {@code KOLO_*} environment variables and {@code -Dkolo.*} properties. */
     public static Kolo init() {
         return init(KoloConfig.fromEnvironment());
@@ -84,6 +93,7 @@ public final class Kolo implements AutoCloseable {
      */
     public static Kolo init(KoloConfig config) {
         checkSecurity(config);
+        useKernels(config);
         // Before anything binds or joins: a worker with bad TLS files must not enter the cluster at all.
         TlsMaterial tls = TlsMaterial.load(config);
         if (tls != null) {

@@ -53,13 +53,15 @@ class KoloConfigTest {
 
     @Test
     void badValuesNameTheSettingAndTheFix() {
-        assertTrue(error(Map.of("KOLO_NP", "0")).contains("KOLO_NP (--np) must be at least 1"));
-        assertTrue(error(Map.of("KOLO_NP", "four")).contains("KOLO_NP must be a whole number (got 'four')"));
-        assertTrue(error(Map.of("KOLO_DISCOVERY", "dns")).contains("local, members or kubernetes"));
+        assertEquals("KOLO_NP must be a whole number from 1 to 4096 (got '0')", error(Map.of("KOLO_NP", "0")));
+        assertEquals("KOLO_NP must be a whole number from 1 to 4096 (got 'four')", error(Map.of("KOLO_NP", "four")));
+        assertEquals("KOLO_DISCOVERY must be one of local, members, kubernetes (got 'dns')",
+                error(Map.of("KOLO_DISCOVERY", "dns")));
         assertTrue(error(Map.of("KOLO_DISCOVERY", "members")).contains("needs KOLO_MEMBERS"));
         assertTrue(error(Map.of("KOLO_DISCOVERY", "members", "KOLO_MEMBERS", "a:99999"))
-                .contains("invalid port '99999'"));
-        assertTrue(error(Map.of("KOLO_DATA_PORT", "70000")).contains("KOLO_DATA_PORT (--data-port) must be 0-65535"));
+                .contains("host or host:port (port 1-65535) (got 'a:99999')"));
+        assertEquals("KOLO_DATA_PORT must be a port from 0 to 65535 (got '70000')",
+                error(Map.of("KOLO_DATA_PORT", "70000")));
         assertTrue(error(Map.of("KOLO_NP", "2", "KOLO_MIN_NP", "3")).contains("must not exceed KOLO_NP"));
         assertTrue(error(Map.of("KOLO_JOB", "bad name")).contains("KOLO_JOB must be"));
         assertTrue(error(Map.of("KOLO_DISCOVERY", "kubernetes")).contains("KOLO_SERVICE_DNS"));
@@ -79,7 +81,11 @@ class KoloConfigTest {
         assertFalse(none.insecure());
         assertTrue(error(Map.of("KOLO_INSECURE", "maybe")).contains("KOLO_INSECURE must be true or false"));
         String shortOne = error(Map.of("KOLO_JOB_SECRET", "hunter2"));
-        assertTrue(shortOne.contains("KOLO_JOB_SECRET is too short") && !shortOne.contains("hunter2"), shortOne);
+        assertTrue(shortOne.contains("KOLO_JOB_SECRET must be at least 16 random characters")
+                && shortOne.contains("(got a value of 7 characters)") && !shortOne.contains("hunter2"), shortOne);
+        String shortBuilt = assertThrows(IllegalArgumentException.class,
+                () -> KoloConfig.builder().jobSecret("hunter2")).getMessage();
+        assertTrue(shortBuilt.contains("(got a secret)") && !shortBuilt.contains("hunter2"), shortBuilt);
         String placeholder = error(Map.of("KOLO_JOB_SECRET", KoloConfig.MANIFEST_PLACEHOLDER));
         assertTrue(placeholder.contains("placeholder") && placeholder.contains("k8s-manifests/README.md"), placeholder);
     }
@@ -101,8 +107,13 @@ class KoloConfigTest {
     }
 
     @Test
-    void propertyNamesFollowTheVariables() {
-        assertEquals("kolo.min.np", KoloConfig.SettingSource.propertyName("KOLO_MIN_NP"));
-        assertEquals(List.of("a:1", "b"), KoloConfig.splitList(" a:1, ,b "));
+    void propertyNamesFollowTheVariablesAndWin() {
+        assertEquals("kolo.min.np", Settings.MIN_NP.property());
+        assertEquals(List.of("a:1", "b"), from(Map.of("KOLO_DISCOVERY", "members", "KOLO_MEMBERS", " a:1, ,b ",
+                "KOLO_INSECURE", "true")).members());
+        KoloConfig c = from(Map.of("KOLO_NP", "2", "kolo.np", "3"));
+        assertEquals(3, c.np());
+        assertEquals("-Dkolo.np must be a whole number from 1 to 4096 (got 'x')",
+                error(Map.of("KOLO_NP", "2", "kolo.np", "x")));
     }
 }

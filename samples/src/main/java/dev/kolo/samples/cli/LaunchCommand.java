@@ -1,5 +1,6 @@
 package dev.kolo.samples.cli;
 
+import dev.kolo.runtime.Settings;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.LocalLauncher;
 import dev.kolo.samples.launch.NpOption;
@@ -52,8 +53,8 @@ final class LaunchCommand implements Callable<Integer> {
         if (!(graceSeconds >= 0)) {
             throw new IllegalArgumentException("--grace must be 0 or more seconds (got " + graceSeconds + ")");
         }
-        int min = minNp != null ? minNp : envInt("KOLO_MIN_NP");
-        int max = maxNp != null ? maxNp : envInt("KOLO_MAX_NP");
+        int min = minNp != null ? minNp : Settings.MIN_NP.fromEnvironment().orElse(0);
+        int max = maxNp != null ? maxNp : Settings.MAX_NP.fromEnvironment().orElse(0);
         if (min < 0 || max < 0 || (min > 0 && min > np) || (max > 0 && max < np)) {
             throw new IllegalArgumentException("--min-np must be 1..-np and --max-np at least -np (got -np " + np
                     + ", --min-np " + min + ", --max-np " + max + ")");
@@ -62,15 +63,5 @@ final class LaunchCommand implements Callable<Integer> {
         LocalLauncher launcher = new LocalLauncher(jobName, np, workerArgs, (long) (graceSeconds * 1000))
                 .elastic(min, max);
         return launcher.run();
-    }
-
-    /** The launcher's own KOLO_MIN_NP / KOLO_MAX_NP (which the workers inherit), 0 if unset. */
-    private static int envInt(String name) {
-        String v = System.getenv(name);
-        try {
-            return v == null || v.isBlank() ? 0 : Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(name + " must be a whole number (got '" + v + "')");
-        }
     }
 }

@@ -23,10 +23,13 @@ public final class WorkerCli {
     }
 
     static CommandLine commandLine() {
-        CommandLine cli = new CommandLine(new WorkerCommand());
+        CommandLine.Model.CommandSpec worker = CommandLine.Model.CommandSpec.forAnnotatedObject(new WorkerCommand());
+        SettingFlags.addTo(worker);
+        CommandLine cli = new CommandLine(worker);
         cli.addSubcommand("launch", new LaunchCommand());
         cli.addSubcommand("bench", new BenchCommand());
         cli.addSubcommand("checkpoint", new CheckpointCommand());
+        cli.addSubcommand("settings", new SettingsCommand());
         cli.setParameterExceptionHandler(WorkerCli::onBadArguments);
         cli.setExecutionExceptionHandler(WorkerCli::onFailure);
         return cli;

@@ -1,18 +1,19 @@
 package dev.kolo.samples.cli;
 
-import dev.kolo.checkpoint.Checkpointer;
 import dev.kolo.elastic.ElasticJobFailedException;
 import dev.kolo.elastic.WorkerLeftException;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.ParentWatch;
 import dev.kolo.samples.mnist.TrainingJob;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 /**
  * One worker of a job: joins (or forms) the job's cluster, learns its rank, passes a control-plane barrier
@@ -26,16 +27,17 @@ import picocli.CommandLine.Mixin;
         mixinStandardHelpOptions = true, versionProvider = KoloVersion.class, sortOptions = false,
         usageHelpAutoWidth = true)
 final class WorkerCommand implements Callable<Integer> {
-    @Mixin
-    ClusterOptions cluster = new ClusterOptions();
+    @Spec
+    CommandSpec spec;
 
     @Mixin
     TrainingJob.Options training = new TrainingJob.Options();
 
     @Override
     public Integer call() {
-        KoloConfig config = cluster.toConfig();
-        TrainingJob job = training.toJob(defaultCheckpointDir());
+        SettingFlags.apply(spec);
+        KoloConfig config = KoloConfig.fromEnvironment();
+        TrainingJob job = training.toJob(Settings.CHECKPOINT_DIR.fromEnvironment().orElse(null));
         job.checkData(); // before joining: a missing data set is one line, not a failed job
         job.loadData();
         ParentWatch.startIfLaunched();
@@ -85,9 +87,5 @@ final class WorkerCommand implements Callable<Integer> {
         } catch (KoloException e) {
             // a peer already left or failed: this worker has its result anyway
         }
-    }
-
-    private static Path defaultCheckpointDir() {
-        return Checkpointer.Builder.defaultDirectory().orElse(null);
     }
 }

@@ -1,5 +1,6 @@
 package dev.kolo.samples.launch;
 
+import dev.kolo.runtime.Settings;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -94,6 +95,7 @@ public final class LocalLauncher {
      *     worker finished with 0 (the job went on without the others), else the first failure's status
      */
     public int run() {
+        metricsBase(); // before any worker starts: a port that does not exist for the last worker is a config error
         Thread stopOnSignal = new Thread(this::stopAll, "kolo-launch-stop");
         Runtime.getRuntime().addShutdownHook(stopOnSignal);
         BlockingQueue<int[]> exits = new ArrayBlockingQueue<>(np);
@@ -175,13 +177,18 @@ public final class LocalLauncher {
         }
     }
 
-    private static int metricsBase() {
-        String v = System.getProperty("kolo.metrics.port", System.getenv("KOLO_METRICS_PORT"));
-        try {
-            return v == null || v.isBlank() ? 9404 : Integer.parseInt(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("KOLO_METRICS_PORT must be a whole number (got '" + v + "')");
+    /**
+     * The first worker's metrics port (the launcher's own {@code KOLO_METRICS_PORT}); worker r gets this plus r,
+     * so every worker's port must exist.
+     */
+    private int metricsBase() {
+        int base = Settings.METRICS_PORT.fromEnvironment().orElse(Settings.METRICS_PORT.defaultValue());
+        if (base != 0 && base + np - 1 > 65535) {
+            throw new IllegalArgumentException("KOLO_METRICS_PORT " + base + " leaves no port for worker " + (np - 1)
+                    + " of " + np + " (launch gives worker r the port " + base + " + r): use at most "
+                    + (65536 - np) + ", or 0 to turn the metrics endpoints off");
         }
+        return base;
     }
 
     /** The launcher's own JVM flags (heap size, --add-opens, -D settings) apply to every worker. */

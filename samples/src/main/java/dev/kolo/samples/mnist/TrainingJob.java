@@ -159,11 +159,6 @@ public final class TrainingJob {
                         + "/usr/share/datasets/fashion-mnist, from 'apt-get install dataset-fashion-mnist').")
         Path data;
 
-        @Option(names = "--checkpoint-dir", paramLabel = "DIR",
-                description = "Write checkpoints here and resume from the newest valid one (KOLO_CHECKPOINT_DIR; "
-                        + "default: none).")
-        Path checkpointDir;
-
         @Option(names = "--checkpoint-every", paramLabel = "STEPS", defaultValue = "500",
                 description = "Steps between checkpoints, rounded up to a multiple of --commit-every (default: "
                         + "${DEFAULT-VALUE}).")
@@ -174,8 +169,8 @@ public final class TrainingJob {
                         + "roll back to, and where workers join or leave an elastic job (default: ${DEFAULT-VALUE}).")
         int commitEvery;
 
-        /** @param defaultCheckpointDir from the environment, used when --checkpoint-dir is not given */
-        public TrainingJob toJob(Path defaultCheckpointDir) {
+        /** @param checkpointDir where to write checkpoints and resume from (KOLO_CHECKPOINT_DIR), or null */
+        public TrainingJob toJob(Path checkpointDir) {
             double warmup = parseWarmup(warmupEpochs);
             boolean cosine = switch (lrDecay.trim().toLowerCase(Locale.ROOT)) {
                 case "cosine" -> true;
@@ -193,7 +188,7 @@ public final class TrainingJob {
             }
             TrainSettings s = new TrainSettings(epochs, batchSize, lr, LrScaling.parse(lrScaling), warmup, cosine,
                     Compression.parse(compression), backwardPassesPerStep, seed, maxSteps, logEvery, hidden.clone(),
-                    momentum, weightDecay, trainLimit, 0, checkpointDir != null ? checkpointDir : defaultCheckpointDir,
+                    momentum, weightDecay, trainLimit, 0, checkpointDir,
                     checkpointEvery, commitEvery);
             return new TrainingJob(s, data != null ? data : FashionMnist.DEBIAN_DIR);
         }

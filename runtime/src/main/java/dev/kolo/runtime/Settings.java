@@ -1,0 +1,269 @@
+package dev.kolo.runtime;
+
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Every setting of a Kolo worker, of every module (runtime, kernels, checkpoint, elastic), each declared once.
+ * {@link KoloConfig} holds the runtime's; the kernels are chosen from {@link #KERNELS} and {@link #KERNELS_ISA}
+ * when a worker starts; the checkpoint and elastic modules read theirs with {@link Setting#fromEnvironment()}.
+ * {@link KoloConfig#fromEnvironment()} checks all of them, so a bad value stops a worker before it joins.
+ */
+public final class Settings {
+    /** Most workers a job may have: every rank talks to every other in an agreement round. */
+    public static final int MAX_WORKERS = 4096;
+    /** Longest duration any setting accepts: 30 days, well past any job's wait and short of overflow. */
+    public static final Duration MAX_DURATION = Duration.ofDays(30);
+    /** Longest coordinator batching window: longer ones only delay ops that are ready on every rank. */
+    public static final Duration MAX_CYCLE_TIME = Duration.ofSeconds(1);
+    /** Largest tensor cache: a round message carries two bits per entry. */
+    public static final int MAX_CACHE_CAPACITY = 1 << 24;
+    /** Fewest characters of a job secret: proofs on the wire must not allow guessing it offline. */
+    public static final int MIN_SECRET_LENGTH = 16;
+
+    private static final String NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._-]{0,62}";
+
+    public static final Setting<String> JOB = Setting.named("KOLO_JOB", Function.identity()).flag("--job")
+            .byDefault("kolo", "`kolo` (`launch`: a fresh name)")
+            .accepts("1-63 letters, digits, '.', '_' or '-', starting with a letter or digit",
+                    v -> v.matches(NAME_PATTERN))
+            .describe("job name; also the cluster name (plus a tag of the secret, if any), so two jobs never mix");
+
+    public static final Setting<Integer> NP = count("KOLO_NP", "--np", 1, "1")
+            .describe("number of workers the rendezvous waits for");
+
+    public static final Setting<Integer> MIN_NP = count("KOLO_MIN_NP", "--min-np", null, "`KOLO_NP`")
+            .describe("fewest workers of an elastic job (below `KOLO_NP` makes the job elastic)");
+
+    public static final Setting<Integer> MAX_NP = count("KOLO_MAX_NP", "--max-np", null, "`KOLO_NP`")
+            .describe("most workers of an elastic job");
+
+    public static final Setting<Discovery> DISCOVERY = choice("KOLO_DISCOVERY", "--discovery", Discovery.class,
+            Discovery.LOCAL).describe("`local` (loopback), `members` (explicit list) or `kubernetes` (DNS of a "
+                    + "headless Service)");
+
+    public static final Setting<List<String>> MEMBERS = Setting.named("KOLO_MEMBERS", Settings::memberList)
+            .flag("--members")
+            .accepts("a comma-separated list of host or host:port (port 1-65535)", v -> !v.isEmpty())
+            .shownAs(v -> String.join(",", v))
+            .describe("cluster addresses for `members` discovery");
+
+    public static final Setting<String> SERVICE_DNS = text("KOLO_SERVICE_DNS", "--service-dns",
+            "a DNS name such as kolo-workers.default.svc.cluster.local")
+            .describe("headless Service DNS name for `kubernetes` discovery");
+
+    public static final Setting<String> HOST = text("KOLO_HOST", "--host", "an address or host name")
+            .byDefault(null, "`127.0.0.1` for `local`, else this machine's address")
+            .describe("address to bind and advertise");
+
+    public static final Setting<Integer> CLUSTER_PORT = port("KOLO_CLUSTER_PORT", "--cluster-port", 5701, false)
+            .describe("cluster member port (`local` moves up to the next free of "
+                    + KoloConfig.LOCAL_PORT_COUNT + ")");
+
+    public static final Setting<Integer> DATA_PORT = port("KOLO_DATA_PORT", "--data-port", 0, true)
+            .describe("data-plane port; 0 takes any free port");
+
+    public static final Setting<Integer> METRICS_PORT = port("KOLO_METRICS_PORT", "--metrics-port", 9404, true)
+            .describe("HTTP metrics and health port; 0 disables (`launch` gives worker r this port + r)");
+
+    public static final Setting<Duration> RENDEZVOUS_TIMEOUT = seconds("KOLO_RENDEZVOUS_TIMEOUT",
+            "--rendezvous-timeout", Duration.ofSeconds(60), false)
+            .describe("how long to wait for the other workers before failing with a report of who arrived");
+
+    public static final Setting<Duration> HEARTBEAT_TIMEOUT = seconds("KOLO_HEARTBEAT_TIMEOUT",
+            "--heartbeat-timeout", Duration.ofSeconds(5), false)
+            .describe("silence after which a hung worker is declared lost");
+
+    public static final Setting<Duration> OP_TIMEOUT = seconds("KOLO_OP_TIMEOUT", "--op-timeout",
+            Duration.ofMinutes(30), false).describe("deadline of any single collective or barrier");
+
+    public static final Setting<Integer> RANK_HINT = Setting.named("KOLO_RANK_HINT", Integer::valueOf)
+            .flag("--rank-hint").byDefault(null, "the pod ordinal on `kubernetes`")
+            .accepts("a whole number from 0 to " + (MAX_WORKERS - 1), v -> v >= 0 && v < MAX_WORKERS)
+            .describe("stable rank to ask for");
+
+    public static final Setting<Long> FUSION_THRESHOLD = Setting.named("KOLO_FUSION_THRESHOLD", Long::valueOf)
+            .flag("--fusion-threshold").byDefault(64L << 20, "67108864")
+            .accepts("a whole number of bytes from 0 to " + Integer.MAX_VALUE, v -> v >= 0 && v <= Integer.MAX_VALUE)
+            .describe("largest fused allreduce buffer in bytes; 0 disables fusion");
+
+    public static final Setting<Duration> CYCLE_TIME = Setting.named("KOLO_CYCLE_TIME",
+            v -> fromUnits(v, 1e6)).flag("--cycle-time").byDefault(Duration.ofMillis(1), "1 ms")
+            .accepts("a number of milliseconds from 0 to " + MAX_CYCLE_TIME.toMillis(),
+                    v -> !v.isNegative() && v.compareTo(MAX_CYCLE_TIME) <= 0)
+            .shownAs(v -> v.toNanos() / 1e6 + " ms")
+            .describe("how long the coordinator batches ready tensors while others are half-submitted");
+
+    public static final Setting<Integer> CACHE_CAPACITY = Setting.named("KOLO_CACHE_CAPACITY", Integer::valueOf)
+            .flag("--cache-capacity").byDefault(65536, "65536")
+            .accepts("a whole number from 0 (off) to " + MAX_CACHE_CAPACITY, v -> v >= 0 && v <= MAX_CACHE_CAPACITY)
+            .describe("tensor specs each generation caches (a cached tensor is agreed among the ranks over the data "
+                    + "plane, without the coordinator); 0 disables the cache");
+
+    public static final Setting<Duration> STALL_WARNING = seconds("KOLO_STALL_WARNING", "--stall-warning",
+            Duration.ofSeconds(60), false).describe("log the ranks missing a tensor others submitted this long ago");
+
+    public static final Setting<Duration> STALL_SHUTDOWN = seconds("KOLO_STALL_SHUTDOWN", "--stall-shutdown",
+            Duration.ofMinutes(10), true).describe("fail such a tensor on every rank after this long, naming the "
+                    + "missing ranks (a rank that submits it later fails at once); 0 waits for ever");
+
+    public static final Setting<Duration> ELASTIC_TIMEOUT = seconds("KOLO_ELASTIC_TIMEOUT", "--elastic-timeout",
+            Duration.ofSeconds(600), false).describe("how long an elastic job waits for enough workers to form a "
+                    + "new generation after a change");
+
+    public static final Setting<String> TIMELINE = text("KOLO_TIMELINE", "--timeline", "a file path")
+            .describe("write a Chrome-trace timeline to this path; `{rank}` in it becomes the rank");
+
+    public static final Setting<String> JOB_SECRET = Setting.named("KOLO_JOB_SECRET", Function.identity())
+            .accepts("at least " + MIN_SECRET_LENGTH + " random characters, e.g. $(head -c 32 /dev/urandom | "
+                    + "base64), the same on every worker", v -> v.length() >= MIN_SECRET_LENGTH)
+            .secret()
+            .describe("shared secret of the job, the same on every worker; authenticates control messages and "
+                    + "data connections; never logged, and no flag (a command line is visible to all)");
+
+    public static final Setting<Boolean> INSECURE = Setting.named("KOLO_INSECURE", Settings::bool)
+            .flag("--insecure").byDefault(false, "false").accepts("true or false", v -> true)
+            .describe("allow running without `KOLO_JOB_SECRET` under `members` or `kubernetes` discovery");
+
+    public static final Setting<String> TLS_CERT = text("KOLO_TLS_CERT", "--tls-cert", "a PEM file path")
+            .describe("PEM certificate chain of this worker; with `KOLO_TLS_KEY` and `KOLO_TLS_CA` (all three or "
+                    + "none) turns on mutual TLS 1.3 for the event bus and the data plane");
+
+    public static final Setting<String> TLS_KEY = text("KOLO_TLS_KEY", "--tls-key", "a PEM file path")
+            .describe("PEM private key of this worker, PKCS#8 (`BEGIN PRIVATE KEY`), unencrypted");
+
+    public static final Setting<String> TLS_CA = text("KOLO_TLS_CA", "--tls-ca", "a PEM file path")
+            .describe("PEM bundle of the CA(s) every peer's certificate must chain to: the job's CA");
+
+    public static final Setting<String> KERNELS = oneOf("KOLO_KERNELS", "--kernels", "auto", "auto", "native",
+            "java").describe("reduction kernels: `native` (SIMD, fails if the library cannot load), `java`, or "
+                    + "`auto` (native if it loads)");
+
+    public static final Setting<String> KERNELS_ISA = oneOf("KOLO_KERNELS_ISA", "--kernels-isa", null, "scalar",
+            "avx2", "avx512").byDefault(null, "the best this CPU has")
+            .describe("highest instruction set the native kernels use");
+
+    public static final Setting<Path> CHECKPOINT_DIR = Setting.named("KOLO_CHECKPOINT_DIR", Path::of)
+            .flag("--checkpoint-dir").accepts("a directory path", v -> true)
+            .describe("where checkpoints are written and a restarted job resumes from");
+
+    public static final Setting<String> WORKER_ID = text("KOLO_WORKER_ID", "--worker-id", "a non-blank name")
+            .byDefault(null, "the pod name on `kubernetes`, else host:pid")
+            .describe("stable identity of this worker across restarts (an elastic job blacklists by it)");
+
+    private static final List<Setting<?>> ALL = List.of(JOB, NP, MIN_NP, MAX_NP, DISCOVERY, MEMBERS, SERVICE_DNS,
+            HOST, CLUSTER_PORT, DATA_PORT, METRICS_PORT, RENDEZVOUS_TIMEOUT, HEARTBEAT_TIMEOUT, OP_TIMEOUT, RANK_HINT,
+            FUSION_THRESHOLD, CYCLE_TIME, CACHE_CAPACITY, STALL_WARNING, STALL_SHUTDOWN, ELASTIC_TIMEOUT, TIMELINE,
+            JOB_SECRET, INSECURE, TLS_CERT, TLS_KEY, TLS_CA, KERNELS, KERNELS_ISA, CHECKPOINT_DIR, WORKER_ID);
+
+    private Settings() {
+    }
+
+    /** @return every setting, in the order of the documentation */
+    public static List<Setting<?>> all() {
+        return ALL;
+    }
+
+    /** @return the settings as the README's Markdown table: variable, flag, default, accepted values, meaning */
+    public static String markdownTable() {
+        StringBuilder sb = new StringBuilder("| variable | flag | default | accepts | meaning |\n|---|---|---|---|---|\n");
+        for (Setting<?> s : ALL) {
+            sb.append("| `").append(s.name()).append("` | ").append(s.flag().map(f -> "`" + f + "`").orElse(""))
+                    .append(" | ").append(cell(s.defaultText())).append(" | ").append(cell(s.accepted()))
+                    .append(" | ").append(cell(s.description())).append(" |\n");
+        }
+        return sb.toString();
+    }
+
+    private static String cell(String text) {
+        return text.replace("|", "\\|");
+    }
+
+    private static Setting.Builder<Integer> count(String name, String flag, Integer def, String defText) {
+        return Setting.named(name, Integer::valueOf).flag(flag).byDefault(def, defText)
+                .accepts("a whole number from 1 to " + MAX_WORKERS, v -> v >= 1 && v <= MAX_WORKERS);
+    }
+
+    private static Setting.Builder<Integer> port(String name, String flag, int def, boolean zeroAllowed) {
+        int min = zeroAllowed ? 0 : 1;
+        return Setting.named(name, Integer::valueOf).flag(flag).byDefault(def, String.valueOf(def))
+                .accepts("a port from " + min + " to 65535", v -> v >= min && v <= 65535);
+    }
+
+    private static Setting.Builder<Duration> seconds(String name, String flag, Duration def, boolean zeroAllowed) {
+        return Setting.named(name, v -> fromUnits(v, 1e9)).flag(flag)
+                .byDefault(def, def.toSeconds() + " s")
+                .accepts("a number of seconds from " + (zeroAllowed ? "0" : "0.001") + " to " + MAX_DURATION.toSeconds()
+                        + " (30 days)", v -> (zeroAllowed ? !v.isNegative() : v.toMillis() >= 1)
+                                && v.compareTo(MAX_DURATION) <= 0)
+                .shownAs(v -> v.toMillis() / 1000.0 + " s");
+    }
+
+    private static Setting.Builder<String> text(String name, String flag, String accepted) {
+        return Setting.named(name, Function.identity()).flag(flag).accepts(accepted, v -> !v.isBlank());
+    }
+
+    private static <E extends Enum<E>> Setting.Builder<E> choice(String name, String flag, Class<E> type, E def) {
+        String names = Arrays.stream(type.getEnumConstants()).map(e -> e.name().toLowerCase(Locale.ROOT))
+                .collect(Collectors.joining(", "));
+        return Setting.named(name, v -> Enum.valueOf(type, v.toUpperCase(Locale.ROOT))).flag(flag)
+                .byDefault(def, "`" + def.name().toLowerCase(Locale.ROOT) + "`").accepts("one of " + names, v -> true)
+                .shownAs(v -> v.name().toLowerCase(Locale.ROOT));
+    }
+
+    private static Setting.Builder<String> oneOf(String name, String flag, String def, String... values) {
+        List<String> allowed = List.of(values);
+        return Setting.named(name, v -> v.toLowerCase(Locale.ROOT)).flag(flag)
+                .byDefault(def, def == null ? "" : "`" + def + "`")
+                .accepts("one of " + String.join(", ", allowed), allowed::contains);
+    }
+
+    /** Text in the given unit (nanoseconds per unit), finite and within {@link #MAX_DURATION}, as a Duration. */
+    private static Duration fromUnits(String text, double nanosPerUnit) {
+        double nanos = Double.parseDouble(text) * nanosPerUnit;
+        if (!Double.isFinite(nanos) || nanos > MAX_DURATION.toNanos() || nanos < -MAX_DURATION.toNanos()) {
+            return null; // NaN, infinities and overflows are answered like any value out of range
+        }
+        return Duration.ofNanos(Math.round(nanos));
+    }
+
+    private static Boolean bool(String v) {
+        switch (v.toLowerCase(Locale.ROOT)) {
+            case "true", "1", "yes" -> {
+                return true;
+            }
+            case "false", "0", "no" -> {
+                return false;
+            }
+            default -> {
+                return null;
+            }
+        }
+    }
+
+    private static List<String> memberList(String v) {
+        List<String> out = new ArrayList<>();
+        for (String part : v.split(",")) {
+            if (!part.isBlank()) {
+                MemberAddress.parse(part);
+                out.add(part.strip());
+            }
+        }
+        return out;
+    }
+
+    static Path path(String v) {
+        try {
+            return Path.of(v);
+        } catch (InvalidPathException e) {
+            return null;
+        }
+    }
+}
