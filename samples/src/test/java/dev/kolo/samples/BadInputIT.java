@@ -47,7 +47,7 @@ class BadInputIT {
 
     @Test
     void npBelowOne() throws Exception {
-        assertTrue(oneLineError("--np", "0").contains("must be at least 1"));
+        assertTrue(oneLineError("--np", "0").contains("--np must be a whole number from 1 to 4096 (got '0')"));
         assertTrue(oneLineError("launch", "-np", "0").contains("-np must be at least 1"));
         assertTrue(oneLineError("--np", "two").contains("'two'"));
     }
@@ -84,7 +84,8 @@ class BadInputIT {
     @Test
     void weakSecretIsRefusedWithoutShowingIt() throws Exception {
         String line = oneLineError(java.util.Map.of("KOLO_JOB_SECRET", "hunter2"), "--np", "1");
-        assertTrue(line.contains("KOLO_JOB_SECRET is too short") && !line.contains("hunter2"), line);
+        assertTrue(line.contains("KOLO_JOB_SECRET must be at least 16 random characters") && !line.contains("hunter2"),
+                line);
     }
 
     @Test
