@@ -11,6 +11,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** {@code worker.jar launch}: real worker processes, their exit status, and that none is left behind. */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
@@ -109,16 +111,19 @@ class LaunchIT {
         }
     }
 
-    @Test
-    void interruptStopsEveryWorker() throws Exception {
+    @ParameterizedTest
+    @CsvSource({"INT, 130", "TERM, 143"})
+    void aSignalStopsEveryWorkerAndIsReportedAsAsked(String signal, int status) throws Exception {
         try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "2", "--grace", "2", "--",
                 "--np", "3", "--rendezvous-timeout", "150")) {
             List<Long> pids = awaitWorkerPids(launch, 2);
-            Thread.sleep(1000); // let the workers get into the cluster join
-            new ProcessBuilder("kill", "-INT", Long.toString(launch.process.pid())).start().waitFor();
-            int code = launch.exitCode(60);
-            assertNotEquals(0, code, launch.transcript());
+            new ProcessBuilder("kill", "-" + signal, Long.toString(launch.process.pid())).start().waitFor();
+            assertEquals(status, launch.exitCode(60), launch.transcript());
             assertNoneAlive(pids);
+            List<String> lines = launch.lines(l -> l.startsWith("[launch]"));
+            assertTrue(lines.get(lines.size() - 1).matches("\\[launch] job \\S+: stopped by SIG" + signal
+                    + " \\(0 of 2 workers had finished\\)"), launch.transcript());
+            assertTrue(launch.lines(l -> l.contains("failed with exit status")).isEmpty(), launch.transcript());
         }
     }
 

@@ -23,10 +23,13 @@ public final class WorkerProcess implements AutoCloseable {
     public final List<String> out = Collections.synchronizedList(new ArrayList<>());
     public final List<String> err = Collections.synchronizedList(new ArrayList<>());
 
+    private final Thread outReader;
+    private final Thread errReader;
+
     private WorkerProcess(Process process) {
         this.process = process;
-        collect(process.getInputStream(), out);
-        collect(process.getErrorStream(), err);
+        this.outReader = collect(process.getInputStream(), out);
+        this.errReader = collect(process.getErrorStream(), err);
     }
 
     static Path workerJar() {
@@ -74,8 +77,9 @@ public final class WorkerProcess implements AutoCloseable {
             process.destroyForcibly();
             throw new AssertionError("worker.jar did not exit within " + seconds + " s; output:\n" + transcript());
         }
-        // Let the reader threads drain what is left.
-        Thread.sleep(100);
+        // Every line is in once the readers reach the end of the output (a descendant holding it open excepted).
+        outReader.join(10_000);
+        errReader.join(10_000);
         return process.exitValue();
     }
 
@@ -105,7 +109,7 @@ public final class WorkerProcess implements AutoCloseable {
         return "--- stdout\n" + String.join("\n", out) + "\n--- stderr\n" + String.join("\n", err);
     }
 
-    private static void collect(java.io.InputStream in, List<String> into) {
+    private static Thread collect(java.io.InputStream in, List<String> into) {
         Thread t = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
@@ -117,6 +121,7 @@ public final class WorkerProcess implements AutoCloseable {
         });
         t.setDaemon(true);
         t.start();
+        return t;
     }
 
     @Override

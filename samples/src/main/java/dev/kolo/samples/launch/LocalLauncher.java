@@ -31,7 +31,7 @@ public final class LocalLauncher {
     private final int np;
     private final List<String> workerArgs;
     private final long graceMillis;
-    private final List<Process> workers = new ArrayList<>();
+    private final List<Process> workers = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final PrintStream out;
     private final OutputSink sink;
     private final List<String> extraJvmFlags;
@@ -96,24 +96,31 @@ public final class LocalLauncher {
      */
     public int run() {
         metricsBase(); // before any worker starts: a port that does not exist for the last worker is a config error
-        Thread stopOnSignal = new Thread(this::stopAll, "kolo-launch-stop");
-        Runtime.getRuntime().addShutdownHook(stopOnSignal);
+        // A signal is the user's stop: reported as such, with the status it asks for. The hook covers the other
+        // ways this JVM can end (System.exit elsewhere, SIGHUP): no worker outlives the launcher.
+        Thread stopOnExit = new Thread(this::stopAll, "kolo-launch-stop");
+        Runtime.getRuntime().addShutdownHook(stopOnExit);
         BlockingQueue<int[]> exits = new ArrayBlockingQueue<>(np);
-        try {
-            for (int rank = 0; rank < np; rank++) {
+        try (StopSignals signals = new StopSignals(this::stopAll)) {
+            for (int rank = 0; rank < np && signals.received() == null; rank++) {
                 Process p = start(rank);
                 workers.add(p);
                 out.printf("[launch] job %s: started worker %d (pid %d)%n", job, rank, p.pid());
                 int r = rank;
                 p.onExit().thenAccept(done -> exits.add(new int[] {r, done.exitValue()}));
             }
+            if (signals.received() != null) {
+                stopAll(); // the signal's stop may have run before the last worker was started
+            }
             int firstFailure = 0;
             int succeeded = 0;
             boolean elastic = elastic();
-            for (int finished = 0; finished < np; finished++) {
+            for (int finished = 0; finished < workers.size(); finished++) {
                 int[] exit = exits.take();
                 if (exit[1] == 0) {
                     succeeded++;
+                } else if (signals.received() != null) {
+                    continue; // stopped as asked: not a failure of the worker
                 } else if (elastic) {
                     out.printf("[launch] worker %d exited with status %d; the elastic job goes on without it%n",
                             exit[0], exit[1]);
@@ -125,6 +132,13 @@ public final class LocalLauncher {
                     stopAll();
                 }
             }
+            if (signals.received() != null) {
+                stopAll(); // waits for a stop the signal started on another thread
+                out.printf("[launch] job %s: stopped by %s (%d of %d workers had finished)%n", job,
+                        signals.received(), succeeded, np);
+                out.flush();
+                return signals.exitStatus();
+            }
             int status = elastic && succeeded > 0 ? 0 : firstFailure;
             out.printf("[launch] job %s: %s%n", job, status != 0 ? "failed" : succeeded == np
                     ? "all " + np + " workers done" : succeeded + " of " + np + " workers done (elastic)");
@@ -135,7 +149,7 @@ public final class LocalLauncher {
             return 130;
         } finally {
             try {
-                Runtime.getRuntime().removeShutdownHook(stopOnSignal);
+                Runtime.getRuntime().removeShutdownHook(stopOnExit);
             } catch (IllegalStateException shuttingDown) {
                 // the hook is running already
             }

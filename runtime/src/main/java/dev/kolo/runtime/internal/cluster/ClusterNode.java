@@ -58,10 +58,12 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
     private final ControlAddresses addresses;
     private final ControlRejections rejections;
     private final boolean authenticated;
+    private final HazelcastClusterManager clusterManager;
 
-    private ClusterNode(KoloConfig config, HazelcastInstance hazelcast, Vertx vertx, ControlRejections rejections,
-                        boolean authenticated) {
+    private ClusterNode(KoloConfig config, HazelcastInstance hazelcast, HazelcastClusterManager clusterManager,
+                        Vertx vertx, ControlRejections rejections, boolean authenticated) {
         this.config = config;
+        this.clusterManager = clusterManager;
         this.hazelcast = hazelcast;
         this.vertx = vertx;
         this.nodeId = nodeIdOf(hazelcast.getCluster().getLocalMember());
@@ -97,7 +99,8 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
                             // Per-message event-bus meters (address tags, handler timers) cost more than a
                             // small collective itself; Kolo's negotiation and collective meters cover it.
                             .addDisabledMetricsCategory(io.vertx.micrometer.MetricsDomain.EVENT_BUS));
-            var builder = Vertx.builder().with(options).withClusterManager(new HazelcastClusterManager(hz));
+            HazelcastClusterManager clusterManager = new HazelcastClusterManager(hz);
+            var builder = Vertx.builder().with(options).withClusterManager(clusterManager);
             if (config.metricsPort() != 0) {
                 builder.withMetrics(new io.vertx.micrometer.MicrometerMetricsFactory(registry));
             }
@@ -111,7 +114,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
             ControlAuthenticator auth = keys == null ? null
                     : new ControlAuthenticator(keys.controlPlane(), self, id -> describeNode(hz, id));
             vertx.eventBus().registerCodec(new AuthenticatingCodec(auth, rejections));
-            ClusterNode node = new ClusterNode(config, hz, vertx, rejections, auth != null);
+            ClusterNode node = new ClusterNode(config, hz, clusterManager, vertx, rejections, auth != null);
             node.watchMembers();
             return node;
         } catch (Exception e) {
@@ -360,6 +363,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         } catch (Exception e) {
             LOG.warn("clustered Vert.x did not close within {} ms: {}", deadline.toMillis(), e.toString());
         } finally {
+            ThrottlingExecutorLeak.shutDown(clusterManager);
             if (hazelcast.getLifecycleService().isRunning()) {
                 hazelcast.getLifecycleService().terminate();
             }

@@ -1,0 +1,61 @@
+package dev.kolo.runtime;
+
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+
+/**
+ * Run in a child JVM by {@link LifecycleTest}: rounds of a job of two workers in this JVM (init, an allreduce,
+ * close), as a user's test suite runs them. After each round it prints the live threads, open file
+ * descriptors and direct memory: {@code round=R threads=T fds=F direct=D names=...}.
+ */
+public final class LifecycleRounds {
+    private LifecycleRounds() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rounds = Integer.parseInt(args[0]);
+        int basePort = Integer.parseInt(args[1]);
+        int settled = Integer.MAX_VALUE;
+        for (int round = 1; round <= rounds; round++) {
+            String job = "lifecycle-" + round;
+            // The defaults a user's test would use, but a port range of its own per test process.
+            try (LocalJob j = LocalJob.start(job, 2, i -> KoloConfig.builder().jobName(job).np(2).metricsPort(0)
+                    .clusterPort(basePort).build())) {
+                java.util.List<Float> sums = j.onAll(k -> k.allreduce("x", Tensor.of(new float[] {k.rank() + 1f}),
+                        ReduceOp.SUM).toFloatArray()[0]);
+                if (!sums.equals(java.util.List.of(3f, 3f))) {
+                    throw new AssertionError("allreduce gave " + sums);
+                }
+            }
+            System.gc();
+            // A closed member's threads end on their own shortly after close returns: give them until a deadline
+            // to get back to the last round's count (a leaked thread never does).
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (Thread.activeCount() > settled && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            settled = Thread.activeCount();
+            System.out.printf("round=%d threads=%d fds=%d direct=%d names=%s%n", round, Thread.activeCount(), fds(),
+                    direct(), threadNames());
+        }
+    }
+
+    private static long fds() throws Exception {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+
+    private static long direct() {
+        return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+                .filter(b -> b.getName().equals("direct")).mapToLong(BufferPoolMXBean::getMemoryUsed).sum();
+    }
+
+    private static String threadNames() {
+        return Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
+                .map(n -> n.replaceAll("[0-9]+", "N")).sorted().distinct().reduce((a, b) -> a + "," + b).orElse("");
+    }
+}
