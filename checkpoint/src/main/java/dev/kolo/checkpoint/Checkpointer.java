@@ -10,8 +10,10 @@ import dev.kolo.checkpoint.internal.format.TensorEntry;
 import dev.kolo.checkpoint.internal.store.ClusterReplicaStore;
 import dev.kolo.checkpoint.internal.store.FileSync;
 import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
+import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
+import dev.kolo.runtime.spi.ModuleAccess;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -35,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * try (Checkpointer ckpt = Checkpointer.builder()
  *         .job("mnist").directory(Path.of("/data/ckpt"))
- *         .replica(hazelcastInstance)         // optional: peers keep the latest state in memory
+ *         .replica(kolo)                      // optional: peers keep the latest state in memory
  *         .rank(kolo.rank())                  // only rank 0 writes; replicas are identical
  *         .build()) {
  *     ckpt.restoreLatest().ifPresent(r -> model.load(r.state()));
@@ -349,7 +351,7 @@ public final class Checkpointer implements AutoCloseable {
     public static final class Builder {
         private String job = "kolo";
         private Path directory;
-        private HazelcastInstance hazelcast;
+        private java.util.function.Supplier<CheckpointStore> replica;
         private final List<CheckpointStore> extraStores = new ArrayList<>();
         private int keep = 3;
         private int replicaKeep = 2;
@@ -387,12 +389,23 @@ public final class Checkpointer implements AutoCloseable {
         }
 
         /**
-         * Keeps the latest committed checkpoints in memory in the cluster as well, in the map
+         * Keeps the latest committed checkpoints in memory in the worker's cluster as well, in the map
          * {@code kolo-checkpoints-<job>} with one synchronous backup, so a restarted or new worker restores
          * from its peers without touching disk.
          */
-        public Builder replica(HazelcastInstance hazelcast) {
-            this.hazelcast = Objects.requireNonNull(hazelcast, "hazelcast");
+        public Builder replica(Kolo kolo) {
+            HazelcastInstance member = ModuleAccess.hazelcast(kolo);
+            this.replica = () -> new ClusterReplicaStore(member, ClusterReplicaStore.mapNameFor(job));
+            return this;
+        }
+
+        /**
+         * Uses {@code store} as the in-memory replica: read before the directory, keeping
+         * {@link #replicaKeep(int)} checkpoints.
+         */
+        public Builder replicaStore(CheckpointStore store) {
+            Objects.requireNonNull(store, "store");
+            this.replica = () -> store;
             return this;
         }
 
@@ -472,7 +485,7 @@ public final class Checkpointer implements AutoCloseable {
             List<CheckpointStore> readOrder = new ArrayList<>();
             List<Integer> keeps = new ArrayList<>();
             Path dir = directory;
-            if (dir == null && hazelcast == null && extraStores.isEmpty()) {
+            if (dir == null && replica == null && extraStores.isEmpty()) {
                 dir = defaultDirectory().orElseThrow(() -> new IllegalStateException("no checkpoint store: call "
                         + "directory(Path) or set KOLO_CHECKPOINT_DIR (or -Dkolo.checkpoint.dir)"));
             }
@@ -482,10 +495,10 @@ public final class Checkpointer implements AutoCloseable {
                 stores.add(local);
                 keeps.add(keep);
             }
-            if (hazelcast != null) {
-                ClusterReplicaStore replica = new ClusterReplicaStore(hazelcast, ClusterReplicaStore.mapNameFor(job));
-                stores.add(replica);
-                readOrder.add(replica);
+            if (replica != null) {
+                CheckpointStore inMemory = replica.get();
+                stores.add(inMemory);
+                readOrder.add(inMemory);
                 keeps.add(replicaKeep);
             }
             if (local != null) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.kolo.checkpoint.internal.format.Manifest;
 import dev.kolo.checkpoint.internal.store.LatestPointer;
+import dev.kolo.testing.FuzzLimits;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

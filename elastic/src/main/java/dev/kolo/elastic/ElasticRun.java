@@ -27,7 +27,7 @@ final class ElasticRun<R> {
     }
 
     R run() {
-        Blacklist blacklist = elastic ? new Blacklist(kolo.hazelcast(), kolo.config().jobName(), state.blacklistPolicy)
+        Blacklist blacklist = elastic ? new Blacklist(dev.kolo.runtime.spi.ModuleAccess.hazelcast(kolo), kolo.config().jobName(), state.blacklistPolicy)
                 : null;
         if (blacklist != null) {
             Optional<String> refused = blacklist.refusal(state.workerId(), System.currentTimeMillis());

@@ -615,7 +615,7 @@ public final class ElasticState implements AutoCloseable {
                 b.directory(dir);
             }
             if (useReplica) {
-                b.replica(kolo.hazelcast());
+                b.replica(kolo);
             }
             return b;
         }

@@ -33,6 +33,11 @@ import org.slf4j.LoggerFactory;
  * JVM, each its own cluster member. Thread-safe.
  */
 public final class Kolo implements AutoCloseable {
+    static {
+        // Kolo's checkpoint and elastic modules reach the cluster member through the SPI, not a public method.
+        dev.kolo.runtime.spi.ModuleAccess.provideHazelcast(kolo -> kolo.cluster.hazelcast());
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(Kolo.class);
 
     private final KoloConfig config;
@@ -434,13 +439,6 @@ public final class Kolo implements AutoCloseable {
         return leaving.get();
     }
 
-    /**
-     * @return this worker's Hazelcast member, for cluster-wide state such as the in-memory checkpoint
-     *         replica; Kolo owns its lifecycle
-     */
-    public com.hazelcast.core.HazelcastInstance hazelcast() {
-        return cluster.hazelcast();
-    }
 
     // ---------------------------------------------------------------- collectives
 

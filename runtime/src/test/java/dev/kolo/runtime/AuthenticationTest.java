@@ -199,7 +199,7 @@ class AuthenticationTest {
         assertEquals(job, ClusterNode.hazelcastConfig(config().jobSecret(null).build()).getClusterName());
         List<String> names = new ArrayList<>();
         for (Kolo k : secured.workers) {
-            names.add(k.hazelcast().getConfig().getClusterName());
+            names.add(k.clusterNode().hazelcast().getConfig().getClusterName());
         }
         assertEquals(List.of(name, name), names);
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.kolo.runtime.internal.control.ControlCodec;
 import dev.kolo.runtime.internal.control.ControlMessage;
+import dev.kolo.testing.FuzzLimits;
 import io.vertx.core.buffer.Buffer;
 
 /**

@@ -1,4 +1,4 @@
-package dev.kolo.runtime;
+package dev.kolo.testing;
 
 import java.lang.management.ManagementFactory;
 import java.util.Base64;
@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The oracles every fuzz target of this module shares, besides "only the documented rejection": one input
+ * The oracles every fuzz target shares, besides "only the documented rejection": one input
  * may allocate at most a budget of heap (a decoder must not size memory by an unchecked length) and may
  * run at most {@link #HANG_SECONDS} (a watchdog prints the input and the stuck stack, then halts the JVM,
  * which fails the build: a hang cannot be thrown from another thread).

@@ -32,6 +32,39 @@ class SamplesArchitectureTest {
     }
 
     @Test
+    void onlyKolosOwnModulesUseTheRuntimeSpi() {
+        noClasses().that().resideOutsideOfPackages("dev.kolo.runtime..", "dev.kolo.checkpoint..", "dev.kolo.elastic..")
+                .should().dependOnClassesThat().resideInAPackage("dev.kolo.runtime.spi..")
+                .check(KOLO);
+    }
+
+    @Test
+    void thePublicApisShowNoHazelcastType() {
+        // A user's code sees Kolo's types only: the cluster member stays behind the SPI.
+        com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods().that().arePublic()
+                .and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().resideInAnyPackage("dev.kolo.runtime", "dev.kolo.runtime.train",
+                        "dev.kolo.checkpoint", "dev.kolo.elastic")
+                .should(new com.tngtech.archunit.lang.ArchCondition<com.tngtech.archunit.core.domain.JavaMethod>(
+                        "not take or return a Hazelcast type") {
+                    @Override
+                    public void check(com.tngtech.archunit.core.domain.JavaMethod m,
+                                      com.tngtech.archunit.lang.ConditionEvents events) {
+                        java.util.List<com.tngtech.archunit.core.domain.JavaClass> types =
+                                new java.util.ArrayList<>(m.getRawParameterTypes());
+                        types.add(m.getRawReturnType());
+                        for (com.tngtech.archunit.core.domain.JavaClass t : types) {
+                            if (t.getPackageName().startsWith("com.hazelcast")) {
+                                events.add(com.tngtech.archunit.lang.SimpleConditionEvent.violated(m,
+                                        m.getFullName() + " shows " + t.getName()));
+                            }
+                        }
+                    }
+                })
+                .check(KOLO);
+    }
+
+    @Test
     void samplesPackagesFormNoCycle() {
         slices().matching("dev.kolo.samples.(*)..").should().beFreeOfCycles().check(KOLO);
     }

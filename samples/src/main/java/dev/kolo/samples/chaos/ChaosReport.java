@@ -65,21 +65,8 @@ final class ChaosReport {
         return s == null ? "" : s.replaceAll("\\s*[\\r\\n]+\\s*", " / ");
     }
 
+    /** @return {@code s} escaped for the inside of a JSON string (by Jackson, which Vert.x brings) */
     static String escape(String s) {
-        StringBuilder b = new StringBuilder();
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        b.append(c);
-                    }
-                }
-            }
-        }
-        return b.toString();
+        return new String(com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance().quoteAsString(s));
     }
 }

@@ -3,6 +3,7 @@ package dev.kolo.samples.mnist;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.kolo.testing.FuzzLimits;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 

@@ -1,12 +1,21 @@
 package dev.kolo.checkpoint.internal.format;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.io.JsonStringEncoder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * A small, strict JSON (RFC 8259) reader and writer for manifests and user metadata.
+ * A strict JSON (RFC 8259) reader and writer for manifests and user metadata, on Jackson's streaming parser.
  *
  * <p>Values map to Java as: object → {@link LinkedHashMap} (member order kept, duplicate names
  * rejected), array → {@link List}, string → {@link String}, number → {@link Num} (the exact lexeme,
@@ -55,283 +64,81 @@ public final class Json {
         }
     }
 
-    private final String text;
-    private int pos;
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).build())
+            .build();
 
-    private Json(String text) {
-        this.text = text;
+    private Json() {
     }
 
     /** Parses one JSON value that must make up the whole text (surrounding whitespace allowed). */
     public static Object parse(String text) {
-        Json p = new Json(text);
-        p.skipWhitespace();
-        Object value = p.readValue(0);
-        p.skipWhitespace();
-        if (p.pos != text.length()) {
-            throw p.error("unexpected content after the JSON value");
+        try (JsonParser p = FACTORY.createParser(text)) {
+            if (p.nextToken() == null) {
+                throw new JsonException("no JSON value: unexpected end of input");
+            }
+            Object value = readValue(p);
+            if (p.nextToken() != null) {
+                throw new JsonException("unexpected content after the JSON value at " + position(p));
+            }
+            return value;
+        } catch (JsonProcessingException e) {
+            // Jackson's message names the character or the end of input; the position is ours to add.
+            throw new JsonException(e.getOriginalMessage().split("\n", 2)[0] + " at "
+                    + (e.getLocation() == null ? "end of input" : "character " + e.getLocation().getCharOffset()));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a String source has no I/O to fail
         }
-        return value;
     }
 
-    private Object readValue(int depth) {
-        if (depth > MAX_DEPTH) {
-            throw error("nesting deeper than " + MAX_DEPTH);
-        }
-        if (pos >= text.length()) {
-            throw error("unexpected end of input");
-        }
-        char c = text.charAt(pos);
-        switch (c) {
-            case '{':
-                return readObject(depth);
-            case '[':
-                return readArray(depth);
-            case '"':
-                return readString();
-            case 't':
-                expectWord("true");
-                return Boolean.TRUE;
-            case 'f':
-                expectWord("false");
-                return Boolean.FALSE;
-            case 'n':
-                expectWord("null");
-                return NULL;
-            default:
-                if (c == '-' || (c >= '0' && c <= '9')) {
-                    return readNumber();
+    private static Object readValue(JsonParser p) throws IOException {
+        JsonToken t = p.currentToken();
+        switch (t) {
+            case START_OBJECT: {
+                Map<String, Object> map = new LinkedHashMap<>();
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = checked(p, p.currentName());
+                    p.nextToken();
+                    map.put(name, readValue(p));
                 }
-                throw error("unexpected character '" + printable(c) + "'");
-        }
-    }
-
-    private Map<String, Object> readObject(int depth) {
-        pos++; // '{'
-        Map<String, Object> map = new LinkedHashMap<>();
-        skipWhitespace();
-        if (peek() == '}') {
-            pos++;
-            return map;
-        }
-        while (true) {
-            skipWhitespace();
-            if (peek() != '"') {
-                throw error("expected a member name in double quotes");
-            }
-            int keyPos = pos;
-            String key = readString();
-            skipWhitespace();
-            expect(':');
-            skipWhitespace();
-            Object value = readValue(depth + 1);
-            if (map.put(key, value) != null) {
-                pos = keyPos;
-                throw error("duplicate member name \"" + key + "\"");
-            }
-            skipWhitespace();
-            char c = peek();
-            pos++;
-            if (c == '}') {
                 return map;
             }
-            if (c != ',') {
-                pos--;
-                throw error("expected ',' or '}' in object");
-            }
-        }
-    }
-
-    private List<Object> readArray(int depth) {
-        pos++; // '['
-        List<Object> list = new ArrayList<>();
-        skipWhitespace();
-        if (peek() == ']') {
-            pos++;
-            return list;
-        }
-        while (true) {
-            skipWhitespace();
-            list.add(readValue(depth + 1));
-            skipWhitespace();
-            char c = peek();
-            pos++;
-            if (c == ']') {
+            case START_ARRAY: {
+                List<Object> list = new ArrayList<>();
+                while (p.nextToken() != JsonToken.END_ARRAY) {
+                    list.add(readValue(p));
+                }
                 return list;
             }
-            if (c != ',') {
-                pos--;
-                throw error("expected ',' or ']' in array");
-            }
+            case VALUE_STRING:
+                return checked(p, p.getText());
+            case VALUE_NUMBER_INT:
+            case VALUE_NUMBER_FLOAT:
+                return new Num(p.getText()); // the exact lexeme, so numbers round-trip unchanged
+            case VALUE_TRUE:
+                return Boolean.TRUE;
+            case VALUE_FALSE:
+                return Boolean.FALSE;
+            case VALUE_NULL:
+                return NULL;
+            default:
+                throw new JsonException("unexpected token " + t + " at " + position(p));
         }
     }
 
-    private String readString() {
-        pos++; // opening quote
-        StringBuilder sb = new StringBuilder();
-        while (true) {
-            if (pos >= text.length()) {
-                throw error("unterminated string");
-            }
-            char c = text.charAt(pos++);
-            if (c == '"') {
-                return sb.toString();
-            }
-            if (c < 0x20) {
-                pos--;
-                throw error("unescaped control character in string");
-            }
-            if (Character.isSurrogate(c)) {
-                if (Character.isHighSurrogate(c) && pos < text.length() && Character.isLowSurrogate(text.charAt(pos))) {
-                    sb.append(c).append(text.charAt(pos++));
-                    continue;
-                }
-                pos--;
-                throw error("lone surrogate in string");
-            }
-            if (c != '\\') {
-                sb.append(c);
-                continue;
-            }
-            if (pos >= text.length()) {
-                throw error("unterminated escape");
-            }
-            char e = text.charAt(pos++);
-            switch (e) {
-                case '"': sb.append('"'); break;
-                case '\\': sb.append('\\'); break;
-                case '/': sb.append('/'); break;
-                case 'b': sb.append('\b'); break;
-                case 'f': sb.append('\f'); break;
-                case 'n': sb.append('\n'); break;
-                case 'r': sb.append('\r'); break;
-                case 't': sb.append('\t'); break;
-                case 'u': {
-                    char u = readHex4();
-                    if (Character.isHighSurrogate(u)) {
-                        if (pos + 1 < text.length() && text.charAt(pos) == '\\' && text.charAt(pos + 1) == 'u') {
-                            pos += 2;
-                            char low = readHex4();
-                            if (!Character.isLowSurrogate(low)) {
-                                throw error("high surrogate escape not followed by a low surrogate escape");
-                            }
-                            sb.append(u).append(low);
-                        } else {
-                            throw error("lone surrogate escape in string");
-                        }
-                    } else if (Character.isLowSurrogate(u)) {
-                        throw error("lone surrogate escape in string");
-                    } else {
-                        sb.append(u);
-                    }
-                    break;
-                }
-                default:
-                    pos--;
-                    throw error("invalid escape '\\" + printable(e) + "'");
+    /** Jackson decodes a lone surrogate escape ({@code "\ud800"}) into a string no UTF-8 file can hold. */
+    private static String checked(JsonParser p, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.isSurrogate(s.charAt(i)) && !validSurrogateAt(s, i)) {
+                throw new JsonException("unpaired surrogate character in a string at " + position(p));
             }
         }
+        return s;
     }
 
-    private char readHex4() {
-        if (pos + 4 > text.length()) {
-            throw error("truncated \\u escape");
-        }
-        int v = 0;
-        for (int i = 0; i < 4; i++) {
-            int d = Character.digit(text.charAt(pos + i), 16);
-            if (d < 0) {
-                throw error("invalid hex digit in \\u escape");
-            }
-            v = (v << 4) | d;
-        }
-        pos += 4;
-        return (char) v;
-    }
-
-    private Num readNumber() {
-        int start = pos;
-        if (peek() == '-') {
-            pos++;
-        }
-        if (peek() == '0') {
-            pos++;
-            if (isDigit(peek())) {
-                throw error("leading zero in number");
-            }
-        } else if (isDigit(peek())) {
-            while (isDigit(peek())) {
-                pos++;
-            }
-        } else {
-            throw error("expected a digit");
-        }
-        if (peek() == '.') {
-            pos++;
-            if (!isDigit(peek())) {
-                throw error("expected a digit after the decimal point");
-            }
-            while (isDigit(peek())) {
-                pos++;
-            }
-        }
-        if (peek() == 'e' || peek() == 'E') {
-            pos++;
-            if (peek() == '+' || peek() == '-') {
-                pos++;
-            }
-            if (!isDigit(peek())) {
-                throw error("expected a digit in the exponent");
-            }
-            while (isDigit(peek())) {
-                pos++;
-            }
-        }
-        return new Num(text.substring(start, pos));
-    }
-
-    private static boolean isDigit(char c) {
-        return c >= '0' && c <= '9';
-    }
-
-    private void expectWord(String word) {
-        if (!text.startsWith(word, pos)) {
-            throw error("invalid literal (expected " + word + ")");
-        }
-        pos += word.length();
-    }
-
-    private void expect(char c) {
-        if (peek() != c) {
-            throw error("expected '" + c + "'");
-        }
-        pos++;
-    }
-
-    /** @return the current character, or 0 at the end (0 is never valid JSON outside strings) */
-    private char peek() {
-        return pos < text.length() ? text.charAt(pos) : 0;
-    }
-
-    private void skipWhitespace() {
-        while (pos < text.length()) {
-            char c = text.charAt(pos);
-            if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-                return;
-            }
-            pos++;
-        }
-    }
-
-    private JsonException error(String what) {
-        if (pos >= text.length()) {
-            return new JsonException(what + " at end of input (character " + text.length() + ")");
-        }
-        return new JsonException(what + " at character " + pos);
-    }
-
-    private static String printable(char c) {
-        return c < 0x20 || c > 0x7e ? String.format("\\u%04x", (int) c) : String.valueOf(c);
+    private static String position(JsonParser p) {
+        return "character " + p.currentLocation().getCharOffset();
     }
 
     // ---------------------------------------------------------------- writing
@@ -387,27 +194,21 @@ public final class Json {
         }
     }
 
-    /** Appends {@code s} as a JSON string literal (non-ASCII kept as is; the file is UTF-8). */
+    /**
+     * Appends {@code s} as a JSON string literal, escaped by Jackson (non-ASCII kept as is; the file is UTF-8); a
+     * lone surrogate, which no UTF-8 file can hold, is written as its escape.
+     */
     static void quote(StringBuilder sb, String s) {
         sb.append('"');
+        int from = 0;
         for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"': sb.append("\\\""); break;
-                case '\\': sb.append("\\\\"); break;
-                case '\n': sb.append("\\n"); break;
-                case '\r': sb.append("\\r"); break;
-                case '\t': sb.append("\\t"); break;
-                case '\b': sb.append("\\b"); break;
-                case '\f': sb.append("\\f"); break;
-                default:
-                    if (c < 0x20 || Character.isSurrogate(c) && !validSurrogateAt(s, i)) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
+            if (Character.isSurrogate(s.charAt(i)) && !validSurrogateAt(s, i)) {
+                JsonStringEncoder.getInstance().quoteAsString(s.subSequence(from, i), sb);
+                sb.append(String.format("\\u%04x", (int) s.charAt(i)));
+                from = i + 1;
             }
         }
+        JsonStringEncoder.getInstance().quoteAsString(s.subSequence(from, s.length()), sb);
         sb.append('"');
     }
 

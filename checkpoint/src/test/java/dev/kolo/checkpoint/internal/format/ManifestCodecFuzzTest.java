@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.kolo.checkpoint.CorruptCheckpointException;
-import dev.kolo.checkpoint.FuzzLimits;
 import dev.kolo.checkpoint.Reseal;
+import dev.kolo.testing.FuzzLimits;
 
 /**
  * Fuzz target of {@link ManifestCodec#decode}: any bytes either decode or are rejected with

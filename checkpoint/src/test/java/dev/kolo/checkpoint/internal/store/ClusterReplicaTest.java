@@ -40,6 +40,11 @@ class ClusterReplicaTest {
     private static final int PORTS = 10;
     private static final List<HazelcastInstance> members = new ArrayList<>();
 
+    /** The replica a Checkpointer of job {@code job} keeps on member {@code index}. */
+    private static ClusterReplicaStore replicaOn(int index, String job) {
+        return new ClusterReplicaStore(members.get(index), ClusterReplicaStore.mapNameFor(job));
+    }
+
     @TempDir
     Path tmp;
 
@@ -114,18 +119,18 @@ class ClusterReplicaTest {
     @Order(1)
     void aPeerRestoresFromTheReplicaWithoutTouchingDisk() throws Exception {
         Path dir = tmp.resolve("disk");
-        try (Checkpointer writer = Checkpointer.builder().job("peer").directory(dir).replica(members.get(0)).build()) {
+        try (Checkpointer writer = Checkpointer.builder().job("peer").directory(dir).replicaStore(replicaOn(0, "peer")).build()) {
             SaveResult r = writer.save(TestStates.state(5, 3, 1 << 20)).get(30, TimeUnit.SECONDS);
             assertEquals(List.of("directory " + dir.toAbsolutePath(), "cluster replica kolo-checkpoints-peer"), r.stores());
         }
         // A new worker elsewhere: no directory at all, only its cluster member.
-        try (Checkpointer fresh = Checkpointer.builder().job("peer").replica(members.get(1)).writer(false).build()) {
+        try (Checkpointer fresh = Checkpointer.builder().job("peer").replicaStore(replicaOn(1, "peer")).writer(false).build()) {
             RestoredCheckpoint back = fresh.restoreLatest().orElseThrow();
             assertEquals("cluster replica kolo-checkpoints-peer", back.store());
             TestStates.assertContent(back.state(), 3, 1 << 20);
         }
         // With both, the replica is preferred for the same checkpoint.
-        try (Checkpointer both = Checkpointer.builder().job("peer").directory(dir).replica(members.get(2)).writer(false)
+        try (Checkpointer both = Checkpointer.builder().job("peer").directory(dir).replicaStore(replicaOn(2, "peer")).writer(false)
                 .build()) {
             assertEquals("cluster replica kolo-checkpoints-peer", both.restoreLatest().orElseThrow().store());
         }
@@ -135,7 +140,7 @@ class ClusterReplicaTest {
     @Order(2)
     void replicaRetentionKeepsTheNewestAndRemovesOldChunks() throws Exception {
         IMap<String, byte[]> map = members.get(1).getMap(ClusterReplicaStore.mapNameFor("retain"));
-        try (Checkpointer writer = Checkpointer.builder().job("retain").replica(members.get(0)).replicaKeep(2).build()) {
+        try (Checkpointer writer = Checkpointer.builder().job("retain").replicaStore(replicaOn(0, "retain")).replicaKeep(2).build()) {
             for (long step = 1; step <= 5; step++) {
                 writer.save(TestStates.state(step, 2, 10 << 20)).get(30, TimeUnit.SECONDS);
             }
@@ -154,7 +159,7 @@ class ClusterReplicaTest {
     @Order(3)
     void aCorruptReplicaChunkIsDetectedAndTheDiskCopyIsUsed() throws Exception {
         Path dir = tmp.resolve("disk");
-        try (Checkpointer writer = Checkpointer.builder().job("rot").directory(dir).replica(members.get(0)).build()) {
+        try (Checkpointer writer = Checkpointer.builder().job("rot").directory(dir).replicaStore(replicaOn(0, "rot")).build()) {
             writer.saveSync(TestStates.state(9, 2, 1 << 20));
         }
         ClusterReplicaStore store = new ClusterReplicaStore(members.get(1), ClusterReplicaStore.mapNameFor("rot"));
@@ -164,7 +169,7 @@ class ClusterReplicaTest {
         byte[] chunk = map.get(key);
         chunk[5000] ^= 1;
         map.set(key, chunk);
-        try (Checkpointer reader = Checkpointer.builder().job("rot").directory(dir).replica(members.get(2)).writer(false)
+        try (Checkpointer reader = Checkpointer.builder().job("rot").directory(dir).replicaStore(replicaOn(2, "rot")).writer(false)
                 .build()) {
             RestoredCheckpoint r = reader.restoreLatest().orElseThrow();
             assertEquals("directory " + dir.toAbsolutePath(), r.store());

@@ -3,8 +3,8 @@ package dev.kolo.checkpoint.internal.store;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.kolo.checkpoint.FuzzLimits;
 import dev.kolo.checkpoint.internal.format.Json;
+import dev.kolo.testing.FuzzLimits;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 

@@ -216,19 +216,9 @@ public final class ChromeTraceTimeline implements Timeline {
         flushPage();
     }
 
+    /** @return {@code s} escaped for the inside of a JSON string (by Jackson, which Vert.x brings) */
     static String escape(String s) {
-        StringBuilder b = new StringBuilder(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                b.append('\\').append(c);
-            } else if (c < 0x20) {
-                b.append(String.format("\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.toString();
+        return new String(com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance().quoteAsString(s));
     }
 
     long dropped() {

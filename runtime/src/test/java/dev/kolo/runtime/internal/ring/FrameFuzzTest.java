@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.kolo.runtime.FuzzLimits;
+import dev.kolo.testing.FuzzLimits;
 import java.nio.ByteBuffer;
 import java.nio.channels.ScatteringByteChannel;
 

@@ -3,7 +3,7 @@ package dev.kolo.runtime.internal.ring;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import dev.kolo.runtime.FuzzLimits;
+import dev.kolo.testing.FuzzLimits;
 import java.nio.ByteBuffer;
 
 /**
