@@ -82,8 +82,10 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         checkResolvable(config);
         checkClusterPortFree(config);
         HazelcastInstance hz;
+        ShutdownQuietLogging.install();
         try {
             hz = Hazelcast.newHazelcastInstance(hazelcastConfig(config));
+            ShutdownQuietLogging.started(hz);
         } catch (RuntimeException e) {
             throw new KoloException(describeStartFailure(config, e), e);
         }
@@ -358,6 +360,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
     }
 
     public void close(Duration deadline) {
+        ShutdownQuietLogging.closing(hazelcast);
         try {
             vertx.close().toCompletionStage().toCompletableFuture().get(deadline.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {

@@ -1,0 +1,138 @@
+package dev.kolo.runtime.internal.cluster;
+
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.logging.AbstractLogger;
+import com.hazelcast.logging.ILogger;
+import com.hazelcast.logging.LogEvent;
+import com.hazelcast.logging.LoggerFactorySupport;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.logging.Level;
+import org.slf4j.Logger;
+
+/**
+ * Hazelcast's logging, through SLF4J as before, except for members that are closing. When a job ends, its
+ * workers close at about the same time; their Hazelcast members then race each other (a member finds another
+ * gone before it learnt that it left, a migration answer finds no receiver, a membership event finds Vert.x
+ * closed) and log that at WARN or ERROR, although nothing is wrong. Once a member has begun to close, what it
+ * logs goes to DEBUG. A member that is not closing logs as usual, so a worker lost in a running job is reported.
+ *
+ * <p>Hazelcast takes a logger factory only from the system property {@value #PROPERTY}; {@link #install()}
+ * sets it unless the application set one itself. Members are told apart by the prefix Hazelcast puts on each
+ * message: the member's address and the cluster's name.
+ */
+public final class ShutdownQuietLogging extends LoggerFactorySupport {
+    static final String PROPERTY = "hazelcast.logging.class";
+    private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
+
+    /** Makes Hazelcast log through this factory, unless the application configured a factory of its own. */
+    static void install() {
+        synchronized (System.getProperties()) {
+            if (System.getProperty(PROPERTY) == null) {
+                System.setProperty(PROPERTY, ShutdownQuietLogging.class.getName());
+            }
+        }
+    }
+
+    /** From now on, what this member logs at WARN or above goes to DEBUG. */
+    static void closing(HazelcastInstance member) {
+        prefix(member).ifPresent(CLOSING::add);
+    }
+
+    /** A new member at the address and with the cluster name of one that closed earlier logs as usual. */
+    static void started(HazelcastInstance member) {
+        prefix(member).ifPresent(CLOSING::remove);
+    }
+
+    private static java.util.Optional<String> prefix(HazelcastInstance member) {
+        try {
+            return java.util.Optional.of(member.getCluster().getLocalMember().getAddress() + " ["
+                    + member.getConfig().getClusterName() + "] ");
+        } catch (RuntimeException notRunning) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    @Override
+    protected ILogger createLogger(String name) {
+        return new Quiet(org.slf4j.LoggerFactory.getLogger(name));
+    }
+
+    private static final class Quiet extends AbstractLogger {
+        private final Logger logger;
+
+        Quiet(Logger logger) {
+            this.logger = logger;
+        }
+
+        @Override
+        public void log(Level level, String message) {
+            log(level, message, null);
+        }
+
+        @Override
+        public void log(Level level, String message, Throwable thrown) {
+            int v = level.intValue();
+            if (v >= Level.WARNING.intValue() && fromClosingMember(message)) {
+                logger.debug("(closing) " + message, thrown);
+            } else if (v >= Level.SEVERE.intValue()) {
+                logger.error(message, thrown);
+            } else if (v >= Level.WARNING.intValue()) {
+                logger.warn(message, thrown);
+            } else if (v >= Level.INFO.intValue()) {
+                logger.info(message, thrown);
+            } else if (v >= Level.FINE.intValue()) {
+                logger.debug(message, thrown);
+            } else {
+                logger.trace(message, thrown);
+            }
+        }
+
+        private static boolean fromClosingMember(String message) {
+            if (message == null || CLOSING.isEmpty()) {
+                return false;
+            }
+            for (String prefix : CLOSING) {
+                if (message.startsWith(prefix)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        @Override
+        public void log(LogEvent event) {
+            java.util.logging.LogRecord r = event.getLogRecord();
+            log(r.getLevel(), r.getMessage(), r.getThrown());
+        }
+
+        @Override
+        public Level getLevel() {
+            if (logger.isTraceEnabled()) {
+                return Level.FINEST;
+            }
+            if (logger.isDebugEnabled()) {
+                return Level.FINE;
+            }
+            if (logger.isInfoEnabled()) {
+                return Level.INFO;
+            }
+            return logger.isWarnEnabled() ? Level.WARNING : Level.SEVERE;
+        }
+
+        @Override
+        public boolean isLoggable(Level level) {
+            int v = level.intValue();
+            if (v >= Level.SEVERE.intValue()) {
+                return logger.isErrorEnabled();
+            }
+            if (v >= Level.WARNING.intValue()) {
+                return logger.isWarnEnabled() || logger.isDebugEnabled();
+            }
+            if (v >= Level.INFO.intValue()) {
+                return logger.isInfoEnabled();
+            }
+            return v >= Level.FINE.intValue() ? logger.isDebugEnabled() : logger.isTraceEnabled();
+        }
+    }
+}
