@@ -3,7 +3,6 @@ package dev.kolo.elastic;
 import dev.kolo.checkpoint.CheckpointState;
 import dev.kolo.checkpoint.Checkpointer;
 import dev.kolo.checkpoint.RestoredCheckpoint;
-import dev.kolo.checkpoint.SaveResult;
 import dev.kolo.runtime.Tensor;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -34,8 +33,11 @@ final class CheckpointLink implements AutoCloseable {
     private boolean closed;
     final AtomicLong saved = new AtomicLong();
     final AtomicLong failed = new AtomicLong();
-    /** The newest commit whose save was skipped because the previous one was still being written, or -1. */
-    final AtomicLong skippedCommit = new AtomicLong(-1);
+    /** The newest commit the store holds (written or restored from here), or -1. */
+    final AtomicLong newestInStore = new AtomicLong(-1);
+    /** The last save with its bookkeeping above, done once both are. */
+    private volatile java.util.concurrent.CompletableFuture<?> lastSave =
+            java.util.concurrent.CompletableFuture.completedFuture(null);
 
     CheckpointLink(Checkpointer reader, Supplier<Checkpointer> writerFactory, boolean ownsCheckpointers) {
         this.reader = reader;
@@ -66,16 +68,25 @@ final class CheckpointLink implements AutoCloseable {
         if (writer == null) {
             writer = writerFactory.get();
         }
-        writer.save(b.build()).whenComplete((r, e) -> {
-            if (e == null && r.status() == SaveResult.Status.SKIPPED_IN_FLIGHT) {
-                skippedCommit.accumulateAndGet(snap.commits(), Math::max); // known at once: the future is done
-            } else if (e != null) {
+        long commit = snap.commits(); // the snapshot moves on with the next commit, before this save completes
+        lastSave = writer.save(b.build()).whenComplete((r, e) -> {
+            if (e != null) {
                 failed.incrementAndGet();
-                LOG.warn("checkpoint of commit {} failed (training goes on): {}", snap.commits(), e.getMessage());
+                LOG.warn("checkpoint of commit {} failed (training goes on): {}", commit, e.getMessage());
             } else if (r.saved()) {
                 saved.incrementAndGet();
+                newestInStore.accumulateAndGet(commit, Math::max);
             }
         });
+    }
+
+    /** Waits for the save in flight, if any, and for its bookkeeping (bounded by the save timeout). */
+    void awaitSaves() {
+        if (writer != null) {
+            writer.awaitSaves();
+        }
+        // The save is done, so this only waits for its completion callback to have run.
+        lastSave.handle((r, e) -> null).join();
     }
 
 
@@ -95,6 +106,7 @@ final class CheckpointLink implements AutoCloseable {
         }
         RestoredCheckpoint r = found.get();
         CheckpointState s = r.state();
+        newestInStore.accumulateAndGet(s.step(), Math::max);
         for (StateEntry e : entries) {
             Tensor t = s.tensors().get(e.name);
             if (t == null) {
@@ -130,13 +142,6 @@ final class CheckpointLink implements AutoCloseable {
             return ids.isEmpty() ? "none yet" : ids.get(0).name();
         } catch (RuntimeException e) {
             return "unknown (" + e.getMessage() + ")";
-        }
-    }
-
-    /** Waits for a save in flight (bounded by the checkpointer's save timeout). */
-    void awaitSaves() {
-        if (writer != null) {
-            writer.awaitSaves();
         }
     }
 

@@ -307,17 +307,17 @@ public final class ElasticState implements AutoCloseable {
     }
 
     /**
-     * Ends training's checkpoints: waits for a save in flight and, when the last commit was due for the
-     * checkpoint store but skipped because the previous save was still being written (saves never block a
-     * step), writes it now and waits. Call once training is over, so that a restarted job resumes from the
-     * last checkpoint-worthy commit rather than an older one. A no-op on ranks that do not write.
+     * Ends training's checkpoints: waits for a save in flight and, when the store does not hold the last commit
+     * (it was not due, or it was skipped because the previous save was still being written: saves never block
+     * a step), writes it now and waits. Call once training is over: the store then holds the final state,
+     * whatever {@code checkpointEvery} is. A no-op on ranks that do not write.
      */
     public void finishCheckpoints() {
         if (checkpoints == null || kolo.rank() != 0 || !snapshot.taken()) {
             return;
         }
         checkpoints.awaitSaves();
-        if (checkpoints.skippedCommit.compareAndSet(snapshot.commits(), -1)) {
+        if (checkpoints.newestInStore.get() < snapshot.commits()) {
             checkpoints.save(snapshot, entries, snapshotGeneration, kolo.size());
             checkpoints.awaitSaves();
         }

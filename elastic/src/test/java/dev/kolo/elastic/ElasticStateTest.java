@@ -82,6 +82,38 @@ class ElasticStateTest {
     }
 
     /**
+     * A job shorter than the checkpoint interval (the default MNIST epoch is 468 steps against 500) still ends
+     * with its final state in the store; a job that ends right after a restore writes nothing new.
+     */
+    @Test
+    void theFinalCommitIsWrittenEvenWhenNoCheckpointWasDue() throws Exception {
+        Path dir = Files.createTempDirectory("ew-final");
+        try (InProcessJob job = new InProcessJob(1, b -> b)) {
+            Kolo kolo = job.workers.get(0);
+            ByteBuffer w = ByteBuffer.allocateDirect(1024).order(ByteOrder.LITTLE_ENDIAN);
+            try (ElasticState s = ElasticState.builder(kolo).checkpointDirectory(dir).checkpointEvery(50).build()) {
+                s.buffer("w", DType.FLOAT32, w).value("epoch", 0L);
+                for (int i = 1; i <= 3; i++) {
+                    w.putFloat(0, i);
+                    s.commit();
+                }
+                s.awaitCheckpoints();
+                assertEquals(0, s.checkpointsSaved(), "precondition: no commit was due");
+                s.finishCheckpoints();
+                assertEquals(1, s.checkpointsSaved(), "the final commit is written");
+            }
+            ByteBuffer back = ByteBuffer.allocateDirect(1024).order(ByteOrder.LITTLE_ENDIAN);
+            try (ElasticState s = ElasticState.builder(kolo).checkpointDirectory(dir).checkpointEvery(50).build()) {
+                s.buffer("w", DType.FLOAT32, back).value("epoch", 0L);
+                assertEquals(3, s.restoreLatest().orElseThrow().step());
+                assertEquals(3f, back.getFloat(0));
+                s.finishCheckpoints();
+                assertEquals(0, s.checkpointsSaved(), "the store already holds the restored commit");
+            }
+        }
+    }
+
+    /**
      * Saves never block a step, so a commit due for the store while the previous save is still being written
      * is skipped; at the end of training {@code finishCheckpoints} writes that last one, or a restarted job
      * would resume from an older checkpoint than the last it was due.

@@ -130,7 +130,10 @@ public final class Kolo implements AutoCloseable {
             WorkerVerticle worker = new WorkerVerticle(cluster, self, view, collectives, observability, changePending);
             cluster.vertx().deployVerticle(worker).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             if (config.metricsPort() != 0) {
-                health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(),
+                // A port the user left at its default moves up to a free one under local discovery.
+                int tries = config.discovery() == Discovery.LOCAL && !config.isSet(Settings.METRICS_PORT)
+                        ? KoloConfig.LOCAL_PORT_COUNT : 1;
+                health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(), tries,
                         observability.metrics, () -> view.get().readiness());
             }
             Kolo kolo = new Kolo(config, dataPlane, dataPlanes, cluster, worker, collectives, view, observability,

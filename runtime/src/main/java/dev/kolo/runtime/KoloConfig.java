@@ -142,6 +142,14 @@ public final class KoloConfig {
         }
     }
 
+    /**
+     * @return true when the setting was given (environment, property, flag or builder), false when it is at its
+     *         default
+     */
+    public boolean isSet(Setting<?> setting) {
+        return given.containsKey(setting);
+    }
+
     /** @return the job name, which is also the cluster name: jobs with different names never mix */
     public String jobName() {
         return get(Settings.JOB);

@@ -15,6 +15,7 @@ import java.util.function.Supplier;
  * current generation, 503 with the reason otherwise).
  */
 public final class HealthServer implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HealthServer.class);
     static final String METRICS = "/metrics";
     static final String LIVE = "/health/live";
     static final String READY = "/health/ready";
@@ -26,15 +27,32 @@ public final class HealthServer implements AutoCloseable {
     }
 
     public static HealthServer start(Vertx vertx, String host, int port, KoloMetrics metrics, Supplier<Readiness> readiness) {
-        HttpServer server = vertx.createHttpServer().requestHandler(req -> handle(req, metrics, readiness));
-        try {
-            server.listen(port, host).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw new KoloException("metrics port " + port + " on " + host + " is not available (" + cause.getMessage()
-                    + "); set KOLO_METRICS_PORT (--metrics-port) to a free port, or 0 to disable the endpoint");
+        return start(vertx, host, port, 1, metrics, readiness);
+    }
+
+    /**
+     * Serves on the first free port of {@code port .. port + tries - 1}: a port left at its default moves up, as
+     * the cluster port does under local discovery, so that several workers fit on one machine (or in one JVM).
+     */
+    public static HealthServer start(Vertx vertx, String host, int port, int tries, KoloMetrics metrics,
+                                     Supplier<Readiness> readiness) {
+        Throwable last = null;
+        for (int p = port; p < port + tries && p <= 65535; p++) {
+            HttpServer server = vertx.createHttpServer().requestHandler(req -> handle(req, metrics, readiness));
+            try {
+                server.listen(p, host).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+                if (p != port) {
+                    LOG.info("metrics port {} is taken: serving metrics and health on {}", port, p);
+                }
+                return new HealthServer(server);
+            } catch (Exception e) {
+                last = e.getCause() != null ? e.getCause() : e;
+                server.close();
+            }
         }
-        return new HealthServer(server);
+        throw new KoloException("metrics port " + port + (tries > 1 ? " (and the next " + (tries - 1) + ")" : "")
+                + " on " + host + " is not available (" + last.getMessage() + "); set KOLO_METRICS_PORT "
+                + "(--metrics-port) to a free port, or 0 to disable the endpoint");
     }
 
     private static void handle(HttpServerRequest req, KoloMetrics metrics, Supplier<Readiness> readiness) {
