@@ -30,7 +30,7 @@ class CoordinatorAndFreezeTest {
             for (int i = 0; i < 4; i++) {
                 job.start();
                 if (i == 0) {
-                    Thread.sleep(1500); // worker 0 forms the cluster first: the oldest member, the coordinator
+                    awaitListening(job.clusterPort, 30); // worker 0 forms the cluster first: the oldest member
                 }
             }
             List<String> ready = job.awaitEach(0, 4, 60, "ready", l -> l.contains("ew ready"));
@@ -52,7 +52,9 @@ class CoordinatorAndFreezeTest {
             List<String> two = job.awaitEach(mark, 2, 30, "regrouping as 2 without the frozen worker",
                     l -> l.contains("ew reset reason=WORKER_LOST") && l.contains(" size=2 "));
             Checks.same(two, "checksum", "after the freeze");
-            Thread.sleep(1000); // the others train on as two
+            int asTwo = job.lines.size();
+            job.awaitEach(asTwo, 2, 30, "the others training on as two", l -> l.contains("ew step=")
+                    && l.contains(" size=2 "));
             int resumed = job.lines.size();
             job.signal(frozen, "CONT");
             String fenced = job.await(resumed, 30, "the frozen worker noticing its generation is gone",
@@ -91,5 +93,19 @@ class CoordinatorAndFreezeTest {
             }
             System.out.println("fenced: " + fenced + "\nready: " + ready);
         }
+    }
+
+    /** Waits until something accepts connections on the port (the first worker's cluster member). */
+    private static void awaitListening(int port, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            try (java.net.Socket s = new java.net.Socket()) {
+                s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 200);
+                return;
+            } catch (java.io.IOException notYet) {
+                Thread.sleep(50);
+            }
+        }
+        throw new AssertionError("nothing listens on the cluster port " + port + " after " + seconds + " s");
     }
 }

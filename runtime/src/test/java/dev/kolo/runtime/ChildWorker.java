@@ -1,8 +1,6 @@
 package dev.kolo.runtime;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
+import dev.kolo.testing.ChildJvms;
 import java.nio.file.Paths;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -21,18 +19,7 @@ final class ChildWorker {
         pb.environment().putAll(env);
         pb.redirectErrorStream(true);
         Process p = pb.start();
-        Thread reader = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    lines.add("[" + index + "] " + line);
-                }
-            } catch (Exception ignored) {
-                // the process ended
-            }
-        }, "child-output-" + index);
-        reader.setDaemon(true);
-        reader.start();
+        ChildJvms.pump(p, "child-output-" + index, line -> lines.add("[" + index + "] " + line));
         return p;
     }
 }

@@ -41,19 +41,24 @@ public final class ChildJvms implements AutoCloseable {
         pb.environment().putAll(env);
         Process p = pb.start();
         processes.add(p);
+        pump(p, "child-output-" + index, line -> lines.add("[" + index + "] " + line));
+        return index;
+    }
+
+    /** Hands every output line of {@code p} to {@code sink}, on a daemon thread, until the output ends. */
+    public static void pump(Process p, String threadName, java.util.function.Consumer<String> sink) {
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
-                    lines.add("[" + index + "] " + line);
+                    sink.accept(line);
                 }
             } catch (Exception ended) {
                 // the process is gone
             }
-        }, "child-output-" + index);
+        }, threadName);
         reader.setDaemon(true);
         reader.start();
-        return index;
     }
 
     public Process process(int index) {
