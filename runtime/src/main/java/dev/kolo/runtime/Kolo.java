@@ -4,6 +4,7 @@ import dev.kolo.runtime.internal.cluster.ClusterNode;
 import dev.kolo.runtime.internal.cluster.WorkerVerticle;
 import dev.kolo.runtime.internal.cluster.WorkerView;
 import dev.kolo.runtime.internal.control.ControlCodec;
+import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
@@ -200,11 +201,66 @@ public final class Kolo implements AutoCloseable {
         }
     }
 
+    /** How often a worker waiting outside a job at its maximum says that it still waits. */
+    static final long WAITING_NOTICE_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /** How often the rendezvous looks at the coordinator's last answer while it waits for an assignment. */
+    private static final long RENDEZVOUS_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /**
+     * Waits for the first assignment. A worker that the coordinator tells to wait outside a job running at its
+     * maximum waits up to {@code KOLO_ELASTIC_TIMEOUT} instead of the rendezvous timeout, says so once and then
+     * every 30 s, and gives up at once if the job ends (it is alone in the cluster).
+     */
     private void awaitRendezvous(long deadline) {
+        CompletableFuture<Assignment> first = worker.firstAssignment().toCompletionStage().toCompletableFuture();
+        long end = deadline;
+        long waitingSince = 0;
+        long nextNotice = 0;
+        while (true) {
+            try {
+                Deadlines.await(first, Math.min(end, System.nanoTime() + RENDEZVOUS_POLL_NANOS));
+                return;
+            } catch (Deadlines.KoloTimeout pollAgain) {
+                // look at the coordinator's last answer below
+            }
+            long now = System.nanoTime();
+            HelloReply reply = lastHelloReply();
+            if (reply != null && reply.waiting()) {
+                String why = reply.waitingReason();
+                if (waitingSince == 0) {
+                    waitingSince = now;
+                    end = now + config.elasticTimeout().toNanos();
+                    nextNotice = now + WAITING_NOTICE_NANOS;
+                    LOG.warn("waiting for a place: {}; gives up after {} s (KOLO_ELASTIC_TIMEOUT)", why,
+                            config.elasticTimeout().toSeconds());
+                } else if (now >= nextNotice) {
+                    nextNotice += WAITING_NOTICE_NANOS;
+                    LOG.warn("still waiting for a place after {} s of at most {} s: {}",
+                            TimeUnit.NANOSECONDS.toSeconds(now - waitingSince), config.elasticTimeout().toSeconds(),
+                            why);
+                }
+            }
+            if (waitingSince != 0 && cluster.memberAddresses().size() <= 1) {
+                throw new KoloException("job '" + config.jobName() + "' ended while this worker waited for a place "
+                        + "(it ran at its maximum, KOLO_MAX_NP=" + config.maxNp() + "): there is no job to join");
+            }
+            if (now >= end) {
+                if (waitingSince != 0) {
+                    throw new KoloException("no place freed in job '" + config.jobName() + "' within "
+                            + config.elasticTimeout().toSeconds() + " s (KOLO_ELASTIC_TIMEOUT): it runs at its "
+                            + "maximum, KOLO_MAX_NP=" + config.maxNp() + "; raise KOLO_MAX_NP to run more workers, "
+                            + "or stop this one");
+                }
+                throw new KoloException(rendezvousTimeoutMessage());
+            }
+        }
+    }
+
+    private HelloReply lastHelloReply() {
         try {
-            Deadlines.await(worker.firstAssignment().toCompletionStage().toCompletableFuture(), deadline);
-        } catch (Deadlines.KoloTimeout e) {
-            throw new KoloException(rendezvousTimeoutMessage());
+            return worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            return null;
         }
     }
 
@@ -395,21 +451,30 @@ public final class Kolo implements AutoCloseable {
             throw new KoloException("rejoin needs an elastic job: set KOLO_MIN_NP below KOLO_MAX_NP (this job has "
                     + "np=" + config.np() + " fixed)");
         }
-        long deadline = System.nanoTime() + config.elasticTimeout().toNanos();
-        try {
-            Deadlines.await(worker.rejoin().toCompletionStage().toCompletableFuture(), deadline);
-        } catch (Deadlines.KoloTimeout e) {
-            HelloReply reply = null;
+        long start = System.nanoTime();
+        long deadline = start + config.elasticTimeout().toNanos();
+        long nextNotice = start + WAITING_NOTICE_NANOS;
+        CompletableFuture<Assignment> next = worker.rejoin().toCompletionStage().toCompletableFuture();
+        while (true) {
             try {
-                reply = worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
-            } catch (Exception ignored) {
-                // report without it
+                Deadlines.await(next, Math.min(deadline, nextNotice));
+                break;
+            } catch (Deadlines.KoloTimeout e) {
+                HelloReply reply = lastHelloReply();
+                String present = reply == null ? "no coordinator answered"
+                        : reply.arrived().size() + " workers present (" + String.join(", ", reply.arrived()) + ")";
+                String needs = "a new generation needs at least KOLO_MIN_NP=" + config.minNp()
+                        + " workers and a strict majority of the last one's " + lastSize();
+                long now = System.nanoTime();
+                if (now >= deadline) {
+                    throw new KoloException("no new generation formed within " + config.elasticTimeout().toSeconds()
+                            + " s (KOLO_ELASTIC_TIMEOUT): " + present + "; " + needs + "; start more workers");
+                }
+                nextNotice += WAITING_NOTICE_NANOS;
+                LOG.warn("waiting for a new generation for {} s of at most {} s (KOLO_ELASTIC_TIMEOUT): {}; {}",
+                        TimeUnit.NANOSECONDS.toSeconds(now - start), config.elasticTimeout().toSeconds(), present,
+                        needs);
             }
-            throw new KoloException("no new generation formed within " + config.elasticTimeout().toSeconds()
-                    + " s (KOLO_ELASTIC_TIMEOUT): " + (reply == null ? "no coordinator answered"
-                    : reply.arrived().size() + " workers present (" + String.join(", ", reply.arrived()) + ")")
-                    + "; a new generation needs at least KOLO_MIN_NP=" + config.minNp()
-                    + " workers and a strict majority of the last one's " + lastSize() + "; start more workers");
         }
         leaving.set(false);
         LOG.info("rejoined: rank {} of {}, generation {}", rank(), size(), generation());

@@ -8,8 +8,9 @@ import java.util.stream.Stream;
 
 /**
  * Run in a child JVM by {@link LifecycleTest}: rounds of a job of two workers in this JVM (init, an allreduce,
- * close), as a user's test suite runs them. After each round it prints the live threads, open file
- * descriptors and direct memory: {@code round=R threads=T fds=F direct=D names=...}.
+ * close), as a user's test suite runs them. It prints {@code formed round=R} once the job formed and, after the
+ * close, the live threads, open file descriptors and direct memory: {@code round=R threads=T fds=F direct=D
+ * names=...}.
  */
 public final class LifecycleRounds {
     private LifecycleRounds() {
@@ -24,6 +25,7 @@ public final class LifecycleRounds {
             // The defaults a user's test would use, but a port range of its own per test process.
             try (LocalJob j = LocalJob.start(job, 2, i -> KoloConfig.builder().jobName(job).np(2).metricsPort(0)
                     .clusterPort(basePort).build())) {
+                System.out.println("formed round=" + round);
                 java.util.List<Float> sums = j.onAll(k -> k.allreduce("x", Tensor.of(new float[] {k.rank() + 1f}),
                         ReduceOp.SUM).toFloatArray()[0]);
                 if (!sums.equals(java.util.List.of(3f, 3f))) {

@@ -243,6 +243,15 @@ final class CoordinatorVerticle extends VerticleBase {
                 return reply(false, "job '" + config.jobName() + "' already runs with its " + current.workers().size()
                         + " workers (np=" + config.np() + ") in generation " + current.generation()
                         + "; this worker is surplus: stop it, or make the job elastic with KOLO_MIN_NP/KOLO_MAX_NP");
+            } else if (current.workers().size() >= config.maxNp()) {
+                // The job runs at its maximum: the newcomer waits outside it, and nothing regroups for it. It
+                // takes the first place that frees (a worker lost or leaving), earliest arrival first.
+                if (!pending.containsKey(w.node())) {
+                    pending.put(w.node(), w);
+                    LOG.info("worker {} waits for a place: the job runs at its maximum of {} workers",
+                            w.describe(), config.maxNp());
+                }
+                return reply(true, waitingNotice());
             } else if (!pending.containsKey(w.node())) {
                 // A newcomer: the running ranks regroup at their next commit to admit it.
                 announcePending();
@@ -254,6 +263,13 @@ final class CoordinatorVerticle extends VerticleBase {
         }
         maybeCloseRound();
         return reply(true, "");
+    }
+
+    /** What a worker waiting outside a job at its maximum is told: the job's size and maximum. */
+    private String waitingNotice() {
+        return HelloReply.WAITING + " job '" + config.jobName() + "' runs generation " + current.generation() + " with "
+                + current.workers().size() + " workers, its maximum (KOLO_MAX_NP=" + config.maxNp() + "); this worker "
+                + "joins at the first commit after a place frees (a worker lost or leaving)";
     }
 
     /** Decides whether the waiting workers form the next generation now. */
@@ -271,7 +287,11 @@ final class CoordinatorVerticle extends VerticleBase {
             return; // wait: workers' own deadline (KOLO_ELASTIC_TIMEOUT) ends a wait that cannot succeed
         }
         boolean everyone = members.stream().allMatch(pending::containsKey);
-        if (everyone || pending.size() >= config.maxNp()) {
+        // Every live rank of the last generation is back: a worker waiting outside never takes the place of
+        // one of them that is merely slower to ask.
+        boolean lastRanksBack = current.workers().stream().filter(w -> members.contains(w.node()))
+                .allMatch(w -> pending.containsKey(w.node()));
+        if (everyone || lastRanksBack && pending.size() >= config.maxNp()) {
             closeRound();
         } else if (settleTimer < 0) {
             // A live member has not asked yet (hung, or about to leave): go on without it after a short while.
@@ -316,8 +336,13 @@ final class CoordinatorVerticle extends VerticleBase {
     }
 
     private void closeRound() {
+        // Places go first to this node's own worker (the coordinator is one of the generation's ranks), then to
+        // the last generation's ranks, oldest member first, then to newcomers in the order they arrived.
         List<WorkerInfo> joinOrder = new ArrayList<>(pending.values());
-        joinOrder.sort((a, b) -> Integer.compare(age(a.node()), age(b.node())));
+        List<String> arrival = new ArrayList<>(pending.keySet());
+        joinOrder.sort(java.util.Comparator.comparingInt((WorkerInfo w) -> w.node().equals(node.nodeId()) ? 0 : 1)
+                .thenComparingInt(w -> wasRank(w.node()) ? 0 : 1)
+                .thenComparingInt(w -> wasRank(w.node()) ? age(w.node()) : arrival.indexOf(w.node())));
         List<WorkerInfo> chosen = joinOrder.subList(0, Math.min(joinOrder.size(), config.maxNp()));
         List<WorkerInfo> ranked = RankAssigner.assign(chosen);
         long generation = lastGeneration + 1;
@@ -335,9 +360,14 @@ final class CoordinatorVerticle extends VerticleBase {
         for (WorkerInfo w : ranked) {
             vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), current), control);
         }
-        if (!pending.isEmpty() && config.elastic()) {
-            announcePending(); // more than maxNp arrived: the rest wait for the next regrouping
+        if (!pending.isEmpty()) {
+            LOG.info("{} workers wait for a place: generation {} runs at the maximum of {}", pending.size(),
+                    generation, config.maxNp());
         }
+    }
+
+    private boolean wasRank(String nodeId) {
+        return current != null && current.workers().stream().anyMatch(w -> w.node().equals(nodeId));
     }
 
     private int age(String nodeId) {

@@ -14,6 +14,18 @@ public sealed interface ControlMessage {
 
     /** The coordinator's answer to {@link Hello}: who has arrived so far, or why this worker is refused. */
     record HelloReply(boolean accepted, String reason, int expected, List<String> arrived) implements ControlMessage {
+        /** Starts the reason of an accepted reply that tells a worker it waits outside a job at its maximum. */
+        public static final String WAITING = "waiting:";
+
+        /** @return true when the worker waits outside a job that runs at its maximum */
+        public boolean waiting() {
+            return accepted && reason.startsWith(WAITING);
+        }
+
+        /** @return why the worker waits, without the marker */
+        public String waitingReason() {
+            return reason.substring(Math.min(reason.length(), WAITING.length())).strip();
+        }
     }
 
     /** The coordinator's decision for one generation: every worker with its rank, in rank order. */
