@@ -50,7 +50,7 @@ public final class ElasticTrainWorker {
                 + " rolledBack=" + e.rolledBack() + " checksum=" + m.checksum() + " threads=" + Thread.activeCount()
                 + " fds=" + openFiles() + " t=" + System.currentTimeMillis()));
         System.out.println("ew ready rank=" + kolo.rank() + " size=" + kolo.size() + " gen=" + kolo.generation()
-                + " pid=" + ProcessHandle.current().pid());
+                + " coordinator=" + kolo.coordinatorRank() + " pid=" + ProcessHandle.current().pid());
         String checksum = Elastic.runOrExit(kolo, state, s -> {
             System.out.println("ew start rank=" + kolo.rank() + " size=" + kolo.size() + " gen=" + kolo.generation()
                     + " step=" + s.longValue("step") + " checksum=" + m.checksum());

@@ -51,8 +51,11 @@ class MaxNpWaitTest {
             int victim = 1;
             int killedAt = job.lines.size();
             job.kill(victim);
-            job.await(killedAt, 60, "the extra worker admitted", l -> l.startsWith("[" + extra + "] ew ready")
-                    && l.contains(" size=3 "));
+            String admitted = job.await(killedAt, 60, "the extra worker admitted", l -> l.startsWith("[" + extra
+                    + "] ew ready") && l.contains(" size=3 "));
+            int coordinator = Integer.parseInt(WorkerProcesses.field(admitted, "coordinator"));
+            assertTrue(coordinator >= 0 && coordinator < 3, "the generation's coordinator is one of its ranks: "
+                    + admitted);
             Files.createFile(stop);
             List<String> done = job.awaitEach(killedAt, 3, 90, "done", l -> l.contains("ew done"));
             assertTrue(done.stream().anyMatch(l -> l.startsWith("[" + extra + "] ")), "the extra worker finished");
