@@ -80,7 +80,7 @@ public final class Kolo implements AutoCloseable {
         try {
             dev.kolo.kernels.Kernels.configure(config.kernels(), config.kernelsIsa());
         } catch (IllegalStateException e) {
-            throw new KoloException(e.getMessage() + "; set KOLO_KERNELS=java or auto to use the Java kernels");
+            throw new KoloConfigurationException(e.getMessage() + "; set KOLO_KERNELS=java or auto to use the Java kernels");
         }
     }
 
@@ -184,7 +184,7 @@ public final class Kolo implements AutoCloseable {
             return;
         }
         if (!config.insecure()) {
-            throw new KoloException("discovery '" + config.discovery().name().toLowerCase(java.util.Locale.ROOT)
+            throw new KoloConfigurationException("discovery '" + config.discovery().name().toLowerCase(java.util.Locale.ROOT)
                     + "' without KOLO_JOB_SECRET: anyone who can reach this worker's ports could join job '"
                     + config.jobName() + "' and send it commands; set the same KOLO_JOB_SECRET on every worker (on "
                     + "Kubernetes from a Secret; at least " + KoloConfig.MIN_SECRET_LENGTH + " random characters, "
@@ -213,9 +213,11 @@ public final class Kolo implements AutoCloseable {
      */
     private void awaitRendezvous(long deadline) {
         CompletableFuture<Assignment> first = worker.firstAssignment().toCompletionStage().toCompletableFuture();
+        long start = System.nanoTime();
         long end = deadline;
         long waitingSince = 0;
         long nextNotice = 0;
+        long nextProgress = start + WAITING_NOTICE_NANOS;
         while (true) {
             try {
                 Deadlines.await(first, Math.min(end, System.nanoTime() + RENDEZVOUS_POLL_NANOS));
@@ -239,6 +241,13 @@ public final class Kolo implements AutoCloseable {
                             TimeUnit.NANOSECONDS.toSeconds(now - waitingSince), config.elasticTimeout().toSeconds(),
                             why);
                 }
+            }
+            if (waitingSince == 0 && now >= nextProgress) {
+                // A long rendezvous is not silent: who is here so far, how long, and the deadline.
+                nextProgress += WAITING_NOTICE_NANOS;
+                LOG.info("rendezvous of job '{}': {} of {} workers after {} s of at most {} s (KOLO_RENDEZVOUS_TIMEOUT)",
+                        config.jobName(), reply == null ? "no coordinator answer yet, so unknown" : reply.arrived().size(),
+                        config.np(), TimeUnit.NANOSECONDS.toSeconds(now - start), config.rendezvousTimeout().toSeconds());
             }
             if (waitingSince != 0 && cluster.memberAddresses().size() <= 1) {
                 throw new KoloException("job '" + config.jobName() + "' ended while this worker waited for a place "

@@ -20,9 +20,13 @@ class BadInputIT {
         return oneLineError(java.util.Map.of(), args);
     }
 
+    /** Exit status of the last {@link #oneLineError} run. */
+    private static int lastStatus;
+
     private static String oneLineError(java.util.Map<String, String> env, String... args) throws Exception {
         try (WorkerProcess w = WorkerProcess.start(env, args)) {
             int code = w.exitCode(90);
+            lastStatus = code;
             assertNotEquals(0, code, w.transcript());
             List<String> err = w.err.stream().filter(l -> !l.isBlank()).toList();
             assertEquals(1, err.size(), "expected exactly one line on stderr:\n" + w.transcript());
@@ -37,6 +41,7 @@ class BadInputIT {
     void unknownFlag() throws Exception {
         String line = oneLineError("--bogus-flag", "3");
         assertTrue(line.contains("--bogus-flag") && line.contains("--help"), line);
+        assertEquals(2, lastStatus, "a wrong flag is a usage error");
     }
 
     @Test
@@ -48,6 +53,7 @@ class BadInputIT {
     @Test
     void npBelowOne() throws Exception {
         assertTrue(oneLineError("--np", "0").contains("--np must be a whole number from 1 to 4096 (got '0')"));
+        assertEquals(78, lastStatus, "a configuration error has a status of its own (EX_CONFIG)");
         assertTrue(oneLineError("launch", "-np", "0").contains("-np must be at least 1"));
         assertTrue(oneLineError("--np", "two").contains("'two'"));
     }
@@ -57,6 +63,7 @@ class BadInputIT {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             String line = oneLineError("--data-port", Integer.toString(taken.getLocalPort()));
             assertTrue(line.contains("data port " + taken.getLocalPort()) && line.contains("KOLO_DATA_PORT"), line);
+            assertEquals(1, lastStatus, "a port taken now may be free later: not a configuration error");
         }
     }
 
@@ -86,6 +93,7 @@ class BadInputIT {
         String line = oneLineError(java.util.Map.of("KOLO_JOB_SECRET", "hunter2"), "--np", "1");
         assertTrue(line.contains("KOLO_JOB_SECRET must be at least 16 random characters") && !line.contains("hunter2"),
                 line);
+        assertEquals(78, lastStatus);
     }
 
     @Test
@@ -95,6 +103,7 @@ class BadInputIT {
         String missing = oneLineError(java.util.Map.of("KOLO_TLS_CA", "/nonexistent/ca.pem"), "--tls-cert",
                 "/nonexistent/w.pem", "--tls-key", "/nonexistent/w.key", "--np", "1");
         assertTrue(missing.contains("KOLO_TLS_CERT: no such file /nonexistent/w.pem"), missing);
+        assertEquals(78, lastStatus, "a TLS file that is not there is a configuration error");
     }
 
     @Test

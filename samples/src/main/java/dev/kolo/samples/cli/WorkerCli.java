@@ -1,5 +1,6 @@
 package dev.kolo.samples.cli;
 
+import dev.kolo.runtime.KoloConfigurationException;
 import dev.kolo.runtime.KoloException;
 import java.io.PrintWriter;
 import picocli.CommandLine;
@@ -30,6 +31,7 @@ public final class WorkerCli {
         cli.addSubcommand("bench", new BenchCommand());
         cli.addSubcommand("checkpoint", new CheckpointCommand());
         cli.addSubcommand("settings", new SettingsCommand());
+        cli.addSubcommand("timeline", new TimelineCommand());
         cli.setParameterExceptionHandler(WorkerCli::onBadArguments);
         cli.setExecutionExceptionHandler(WorkerCli::onFailure);
         return cli;
@@ -44,8 +46,15 @@ public final class WorkerCli {
 
     private static int onFailure(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
         PrintWriter err = cmd.getErr();
-        if (e instanceof KoloException || e instanceof IllegalArgumentException) {
-            // A configuration or job problem the user can act on: the message says what to change.
+        if (e instanceof KoloConfigurationException || e instanceof IllegalArgumentException) {
+            // A setting or argument that retrying does not fix: a status of its own, so that a supervisor
+            // (Kubernetes' podFailurePolicy) stops instead of restarting.
+            err.println("kolo: error: " + e.getMessage());
+            err.flush();
+            return KoloConfigurationException.EXIT_STATUS;
+        }
+        if (e instanceof KoloException) {
+            // A job problem the user can act on (a port taken, a rendezvous that timed out): the message says what.
             err.println("kolo: error: " + e.getMessage());
             err.flush();
             return 1;

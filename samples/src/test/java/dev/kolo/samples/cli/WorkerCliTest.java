@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class WorkerCliTest {
     @Test
     void unknownScenarioIsOneLineAndNonZeroExit() {
-        assertEquals(1, WorkerCli.run("bench", "chaos", "--scenarios", "nope"));
+        assertEquals(78, WorkerCli.run("bench", "chaos", "--scenarios", "nope"));
     }
 
     @Test
@@ -24,7 +24,7 @@ class WorkerCliTest {
         java.io.PrintStream saved = System.err;
         System.setErr(new java.io.PrintStream(err, true, java.nio.charset.StandardCharsets.UTF_8));
         try {
-            assertEquals(1, WorkerCli.run("bench", "elastic", "-np", "2"));
+            assertEquals(78, WorkerCli.run("bench", "elastic", "-np", "2"));
         } finally {
             System.setErr(saved);
         }
@@ -65,7 +65,7 @@ class WorkerCliTest {
             {"--kernels", "foo", "--kernels must be one of auto, native, java (got 'foo')"},
         };
         for (String[] c : cases) {
-            String err = stderrOf(() -> assertEquals(1, WorkerCli.run(c[0], c[1]), c[0] + " " + c[1]));
+            String err = stderrOf(() -> assertEquals(78, WorkerCli.run(c[0], c[1]), c[0] + " " + c[1]));
             assertEquals("kolo: error: " + c[2] + "\n", err);
             org.junit.jupiter.api.Assertions.assertNull(System.getProperty("kolo.np"), "a refused flag sets nothing");
         }
@@ -92,7 +92,7 @@ class WorkerCliTest {
         java.io.PrintStream saved = System.out;
         System.setOut(new java.io.PrintStream(out, true, java.nio.charset.StandardCharsets.UTF_8));
         try {
-            err = stderrOf(() -> assertEquals(1, WorkerCli.run("launch", "-np", "3")));
+            err = stderrOf(() -> assertEquals(78, WorkerCli.run("launch", "-np", "3")));
         } finally {
             System.setOut(saved);
             System.clearProperty("kolo.metrics.port");

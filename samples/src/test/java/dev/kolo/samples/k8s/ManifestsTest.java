@@ -461,6 +461,11 @@ class ManifestsTest {
         assertTrue(rules.stream().anyMatch(r -> r.getAction().equals("FailJob") && r.getOnExitCodes() != null
                 && r.getOnExitCodes().getContainerName().equals(o.worker().getName())
                 && r.getOnExitCodes().getValues().contains(2)), "a usage error (exit 2) fails the job at once");
+        assertTrue(rules.stream().anyMatch(r -> r.getAction().equals("FailJob") && r.getOnExitCodes() != null
+                && r.getOnExitCodes().getContainerName().equals(o.worker().getName())
+                && r.getOnExitCodes().getValues().contains(dev.kolo.runtime.KoloConfigurationException.EXIT_STATUS)),
+                "a configuration error (exit " + dev.kolo.runtime.KoloConfigurationException.EXIT_STATUS
+                        + ") fails the job at once instead of restarting pods up to the backoff limit");
         assertTrue(j.getSpec().getBackoffLimit() >= o.np(), "one lost worker fails all KOLO_NP pods of a round");
         PodDisruptionBudget pdb = o.pdb();
         assertNull(pdb.getSpec().getMaxUnavailable(), "a Job has no scale subresource: maxUnavailable blocks evictions");

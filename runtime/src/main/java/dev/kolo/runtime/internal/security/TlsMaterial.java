@@ -68,7 +68,7 @@ public final class TlsMaterial {
         requirePem("KOLO_TLS_CA", config.tlsCa(), ca, "CERTIFICATE", "the job's CA certificate(s)");
         String keyText = new String(key, StandardCharsets.US_ASCII);
         if (keyText.contains("ENCRYPTED PRIVATE KEY")) {
-            throw new KoloException("KOLO_TLS_KEY (" + config.tlsKey() + ") is encrypted: Kolo needs an unencrypted "
+            throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.tlsKey() + ") is encrypted: Kolo needs an unencrypted "
                     + "PKCS#8 key (protect the file instead, e.g. a Kubernetes Secret with mode 0400); convert it with "
                     + "openssl pkcs8 -topk8 -nocrypt -in KEY -out key.pem");
         }
@@ -85,14 +85,14 @@ public final class TlsMaterial {
             try {
                 kmf = keyCert.getKeyManagerFactory(vertx);
             } catch (Exception e) {
-                throw new KoloException("KOLO_TLS_KEY (" + config.tlsKey() + ") and KOLO_TLS_CERT (" + config.tlsCert()
+                throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.tlsKey() + ") and KOLO_TLS_CERT (" + config.tlsCert()
                         + ") cannot be loaded: " + e + "; the key must be an unencrypted PKCS#8 PEM key ('BEGIN PRIVATE "
                         + "KEY'; convert with openssl pkcs8 -topk8 -nocrypt) and the certificate PEM", e);
             }
             try {
                 tmf = trust.getTrustManagerFactory(vertx);
             } catch (Exception e) {
-                throw new KoloException("KOLO_TLS_CA (" + config.tlsCa() + ") cannot be loaded: " + e, e);
+                throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CA (" + config.tlsCa() + ") cannot be loaded: " + e, e);
             }
         } finally {
             try {
@@ -111,7 +111,7 @@ public final class TlsMaterial {
             context.init(kmf.getKeyManagers(), tmf.getTrustManagers(), new SecureRandom());
             return new TlsMaterial(keyCert, trust, context, chain[0].getSubjectX500Principal().getName());
         } catch (GeneralSecurityException e) {
-            throw new KoloException("cannot set up TLS: " + e, e);
+            throw new dev.kolo.runtime.KoloConfigurationException("cannot set up TLS: " + e, e);
         }
     }
 
@@ -145,16 +145,16 @@ public final class TlsMaterial {
         try {
             return Files.readAllBytes(Path.of(path));
         } catch (NoSuchFileException e) {
-            throw new KoloException(setting + ": no such file " + path + " (mount or create it, or unset KOLO_TLS_CERT, "
+            throw new dev.kolo.runtime.KoloConfigurationException(setting + ": no such file " + path + " (mount or create it, or unset KOLO_TLS_CERT, "
                     + "KOLO_TLS_KEY and KOLO_TLS_CA to run without TLS)");
         } catch (IOException | RuntimeException e) {
-            throw new KoloException(setting + ": cannot read " + path + ": " + e, e);
+            throw new dev.kolo.runtime.KoloConfigurationException(setting + ": cannot read " + path + ": " + e, e);
         }
     }
 
     private static void requirePem(String setting, String path, byte[] bytes, String label, String what) {
         if (!new String(bytes, StandardCharsets.US_ASCII).contains("-----BEGIN " + label + "-----")) {
-            throw new KoloException(setting + " (" + path + ") holds no '-----BEGIN " + label + "-----' block: it must "
+            throw new dev.kolo.runtime.KoloConfigurationException(setting + " (" + path + ") holds no '-----BEGIN " + label + "-----' block: it must "
                     + "be a PEM file with " + what);
         }
     }
@@ -165,7 +165,7 @@ public final class TlsMaterial {
                     .generateCertificates(new ByteArrayInputStream(pem)).stream()
                     .map(c -> (X509Certificate) c).toArray(X509Certificate[]::new);
         } catch (CertificateException e) {
-            throw new KoloException("KOLO_TLS_CERT (" + path + ") cannot be parsed: " + e, e);
+            throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CERT (" + path + ") cannot be parsed: " + e, e);
         }
     }
 
@@ -196,7 +196,7 @@ public final class TlsMaterial {
                 }
             }
         }
-        throw new KoloException("KOLO_TLS_KEY (" + config.tlsKey() + ") is not the private key of the certificate in "
+        throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.tlsKey() + ") is not the private key of the certificate in "
                 + "KOLO_TLS_CERT (" + config.tlsCert() + "): give each worker its own certificate with its own key");
     }
 
@@ -229,12 +229,12 @@ public final class TlsMaterial {
                     tm.checkServerTrusted(chain, "UNKNOWN");
                     return;
                 } catch (CertificateException e) {
-                    throw new KoloException("KOLO_TLS_CERT (" + config.tlsCert() + ") is not accepted by KOLO_TLS_CA ("
+                    throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CERT (" + config.tlsCert() + ") is not accepted by KOLO_TLS_CA ("
                             + config.tlsCa() + "): " + e.getMessage() + "; sign each worker's certificate with the job's "
                             + "CA, valid now, without an extended key usage or with both serverAuth and clientAuth", e);
                 }
             }
         }
-        throw new KoloException("KOLO_TLS_CA (" + config.tlsCa() + ") gives no X.509 trust manager");
+        throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CA (" + config.tlsCa() + ") gives no X.509 trust manager");
     }
 }
