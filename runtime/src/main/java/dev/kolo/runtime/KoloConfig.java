@@ -17,7 +17,7 @@ import java.util.OptionalInt;
  * {@code -Dkolo.min.np}).
  */
 public final class KoloConfig {
-    /** Default Hazelcast member port; LOCAL discovery probes this port and the next {@value #LOCAL_PORT_COUNT - 1}. */
+    /** Default Hazelcast member port; LOCAL discovery probes it and the ports after it, {@value #LOCAL_PORT_COUNT} in all. */
     public static final int DEFAULT_CLUSTER_PORT = 5701;
     /** How many consecutive cluster ports LOCAL discovery uses, so that several local jobs fit on one machine. */
     public static final int LOCAL_PORT_COUNT = 20;

@@ -76,13 +76,23 @@ final class SoakRun {
         return ByteBuffer.allocateDirect(floats * 4).order(ByteOrder.LITTLE_ENDIAN);
     }
 
+    /** How often rank 0 says how far the run is. */
+    static final long PROGRESS_NANOS = 30_000_000_000L;
+
     Result run(long warmupNanos, long totalNanos) {
         long t0 = System.nanoTime();
         SoakSnapshot start = null;
         long startStep = 0;
         long step = 0;
+        long nextProgress = PROGRESS_NANOS;
         while (true) {
             long elapsed = System.nanoTime() - t0;
+            if (rank == 0 && elapsed >= nextProgress) {
+                // A run of many minutes is not silent: where it is, every 30 s.
+                nextProgress += PROGRESS_NANOS;
+                System.out.printf(java.util.Locale.ROOT, "soak: %d s of %d s, %d steps, %d values checked, no error%n",
+                        elapsed / 1_000_000_000L, totalNanos / 1_000_000_000L, step, checked);
+            }
             float[] flags = {elapsed >= totalNanos ? 1 : 0, elapsed >= warmupNanos ? 1 : 0};
             float[] agreed = kolo.allreduce("soak/control", Tensor.of(rank == 0 ? flags : new float[2], 2),
                     ReduceOp.MAX).toFloatArray();

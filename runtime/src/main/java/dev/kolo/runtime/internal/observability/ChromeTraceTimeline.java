@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Chrome trace (JSON array of events, opens in Perfetto and chrome://tracing): one process per rank, one
- * track per tensor. A background thread writes the events. When the queue is full, events are dropped and
+ * track per tensor, timestamps in wall-clock microseconds since the epoch (every rank on one clock). A background thread writes the events. When the queue is full, events are dropped and
  * counted rather than blocking training.
  *
  * <p>A killed worker leaves complete events only: the file is written in whole 4 KiB pages at page-aligned
@@ -38,7 +38,12 @@ public final class ChromeTraceTimeline implements Timeline {
     private final FileChannel file;
     private final BlockingQueue<Event> queue = new ArrayBlockingQueue<>(QUEUE);
     private final Thread writer;
+    /**
+     * The trace's clock: wall-clock nanoseconds since the epoch at {@link #originNanos}, so that the traces of
+     * different ranks (and processes) lie on one clock and can be merged ({@code worker.jar timeline merge}).
+     */
     private final long originNanos = System.nanoTime();
+    private final long originEpochNanos = epochNanos();
     private final Map<String, Integer> tracks = new HashMap<>();
     private final AtomicLong dropped = new AtomicLong();
     private final int pid;
@@ -132,7 +137,7 @@ public final class ChromeTraceTimeline implements Timeline {
         }
         out.append(",\n{\"name\":\"").append(escape(e.name)).append("\",\"ph\":\"").append(e.instant ? "i" : "X")
                 .append("\",\"pid\":").append(pid).append(",\"tid\":").append(tid).append(",\"ts\":");
-        micros(e.startNanos - originNanos, out);
+        micros(originEpochNanos + (e.startNanos - originNanos), out);
         if (e.instant) {
             out.append(",\"s\":\"t\"");
         } else {
@@ -143,6 +148,11 @@ public final class ChromeTraceTimeline implements Timeline {
     }
 
     /** Nanoseconds as microseconds with three decimals, without String.format's cost. */
+    private static long epochNanos() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
     static void micros(long nanos, StringBuilder out) {
         if (nanos < 0) {
             out.append('-');
