@@ -106,7 +106,7 @@ class ObservabilityTest {
             assertTrue(after.keySet().stream().anyMatch(k -> k.startsWith("vertx_")), "Vert.x's own metrics");
             assertFalse(after.keySet().stream().anyMatch(k -> k.startsWith("vertx_eventbus_")),
                     "per-message event-bus meters stay off: they cost more than a small collective");
-            assertTrue(after.keySet().stream().anyMatch(k -> k.contains("job=\"" + job + "\"")), "job tag");
+            assertTrue(after.keySet().stream().anyMatch(k -> k.contains("kolo_job=\"" + job + "\"")), "job tag");
 
             // Large enough for the ring path (its reduce-scatter and allgather phases), and a fused group.
             float[] big = new float[1 << 16];

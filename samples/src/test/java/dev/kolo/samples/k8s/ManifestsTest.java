@@ -233,6 +233,8 @@ class ManifestsTest {
         assertEquals(String.valueOf(metrics), annotations.get("prometheus.io/port"));
         assertEquals(METRICS, annotations.get("prometheus.io/path"));
         PodMonitor pm = o.podMonitor();
+        assertEquals("kube-prometheus-stack", pm.getMetadata().getLabels().get("release"),
+                "the label a default kube-prometheus-stack Prometheus selects PodMonitors by");
         assertEquals(1, pm.getSpec().getPodMetricsEndpoints().size());
         PodMetricsEndpoint ep = pm.getSpec().getPodMetricsEndpoints().get(0);
         assertEquals("metrics", ep.getPort(), "PodMonitor port names the container port");

@@ -51,6 +51,7 @@ class DashboardMetricsTest {
         TrainSettings settings = new TrainSettings(1, 32, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 7,
                 0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10);
         Map<String, Double> scraped;
+        Set<String> servedLabels = new TreeSet<>();
         try (Kolo kolo = Kolo.init(config);
              PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)) {
             Trainer trainer = new Trainer(kolo, data, settings, out);
@@ -64,18 +65,42 @@ class DashboardMetricsTest {
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(200, metrics.statusCode());
             scraped = parse(metrics.body());
+            Matcher label = Pattern.compile("[{,]([a-zA-Z_][a-zA-Z0-9_]*)=\"").matcher(metrics.body().replaceAll(
+                    "(?m)^#.*$", ""));
+            while (label.find()) {
+                servedLabels.add(label.group(1));
+            }
         }
 
         String dashboard = Files.readString(repoRoot().resolve("k8s-manifests/grafana/kolo-dashboard.json"));
         Set<String> wanted = new TreeSet<>();
-        Matcher m = Pattern.compile("kolo_[a-z0-9_]+").matcher(dashboard);
+        // Series names, not labels (a label such as kolo_job is followed by '=').
+        Matcher m = Pattern.compile("kolo_[a-z0-9_]+(?![a-z0-9_]|=)").matcher(dashboard);
         while (m.find()) {
             wanted.add(m.group());
+        }
+        // label_values(series, label) names a label, not a series.
+        Matcher labelValues = Pattern.compile("label_values\\([a-z0-9_]+, *([a-z0-9_]+)\\)").matcher(dashboard);
+        while (labelValues.find()) {
+            wanted.remove(labelValues.group(1));
         }
         assertTrue(wanted.size() >= 10, "the dashboard names Kolo's series: " + wanted);
         Set<String> missing = new TreeSet<>(wanted);
         missing.removeAll(scraped.keySet());
         assertTrue(missing.isEmpty(), "the dashboard queries series no worker serves: " + missing);
+
+        // Labels: those the queries select on are served, and none is one Prometheus sets on every series itself
+        // (a target's own "job" would be renamed to exported_job and the queries would match nothing).
+        Set<String> selected = new TreeSet<>();
+        Matcher sel = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=~?\\\\\"").matcher(dashboard);
+        while (sel.find()) {
+            selected.add(sel.group(1));
+        }
+        assertTrue(selected.contains("kolo_job"), "the dashboard selects the job: " + selected);
+        assertTrue(servedLabels.containsAll(selected), "the dashboard selects on labels " + selected
+                + "; the worker serves " + servedLabels);
+        assertTrue(java.util.Collections.disjoint(servedLabels, Set.of("job", "instance")),
+                "a served label clashes with one Prometheus sets: " + servedLabels);
 
         assertTrue(scraped.get("kolo_train_test_accuracy") > 0.5, "accuracy of the run: " + scraped);
         assertTrue(scraped.get("kolo_train_samples_per_second") > 0);

@@ -59,10 +59,14 @@ public final class KoloMetrics implements AutoCloseable {
     private boolean jvmBound;
 
     /** @param enabled false records nothing on the hot path (the endpoint is off); the registry still exists */
+    /** The tag naming the Kolo job on every meter. */
+    public static final String JOB_TAG = "kolo_job";
+
     public KoloMetrics(String job, boolean enabled) {
         this.enabled = enabled;
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        registry.config().meterFilter(MeterFilter.commonTags(Tags.of("job", job)));
+        // Not "job": Prometheus sets its own job label (the scrape job) and renames a target's to exported_job.
+        registry.config().meterFilter(MeterFilter.commonTags(Tags.of(JOB_TAG, job)));
         // All filters before the first meter (Micrometer ignores later ones for existing meters and warns).
         registry.config().meterFilter(new MeterFilter() {
             @Override
