@@ -265,21 +265,20 @@ public final class Kolo implements AutoCloseable {
         }
     }
 
+    /** @return the coordinator's last answer to this worker's hello, or null when there is none to report */
     private HelloReply lastHelloReply() {
         try {
             return worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
-        } catch (Exception e) {
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             return null;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return null; // the worker's context is busy or closing: report without the coordinator's view
         }
     }
 
     private String rendezvousTimeoutMessage() {
-        HelloReply reply = null;
-        try {
-            reply = worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
-        } catch (Exception ignored) {
-            // report without the coordinator's view
-        }
+        HelloReply reply = lastHelloReply();
         StringBuilder m = new StringBuilder("rendezvous of job '").append(config.jobName()).append("' timed out after ")
                 .append(config.rendezvousTimeout().toSeconds()).append(" s: ");
         if (reply != null) {

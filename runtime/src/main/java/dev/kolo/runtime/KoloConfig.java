@@ -54,8 +54,13 @@ public final class KoloConfig {
         this.host = b.given.containsKey(Settings.HOST) ? get(Settings.HOST) : defaultHost(discovery());
     }
 
-    @SuppressWarnings("unchecked")
     private <T> T get(Setting<T> setting) {
+        return valueIn(given, setting);
+    }
+
+    /** The value given for {@code setting}, or its default. */
+    @SuppressWarnings("unchecked")
+    private static <T> T valueIn(Map<Setting<?>, Object> given, Setting<T> setting) {
         Object v = given.get(setting);
         return v != null ? (T) v : setting.defaultValue();
     }
@@ -363,21 +368,9 @@ public final class KoloConfig {
             return this;
         }
 
-        /**
-         * Sets a setting from text, as a flag or a variable gives it.
-         *
-         * @param origin how the message names the source, e.g. {@code --np}
-         * @throws IllegalArgumentException naming the origin, the value given and what is accepted
-         */
-        public <T> Builder parse(Setting<T> setting, String text, String origin) {
-            given.put(setting, setting.parse(text, origin));
-            return this;
-        }
 
-        @SuppressWarnings("unchecked")
         private <T> T get(Setting<T> setting) {
-            Object v = given.get(setting);
-            return v != null ? (T) v : setting.defaultValue();
+            return valueIn(given, setting);
         }
 
         /** Job name ({@code KOLO_JOB}); also the cluster name. */

@@ -1,6 +1,5 @@
 package dev.kolo.runtime;
 
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -258,13 +257,5 @@ public final class Settings {
             }
         }
         return out;
-    }
-
-    static Path path(String v) {
-        try {
-            return Path.of(v);
-        } catch (InvalidPathException e) {
-            return null;
-        }
     }
 }
