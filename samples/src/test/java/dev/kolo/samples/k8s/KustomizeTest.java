@@ -30,9 +30,14 @@ class KustomizeTest {
                 continue;
             }
             ObjectNode k = Manifests.documents(f).get(0);
+            if (k.path("kind").asText().equals("Component")) {
+                continue;
+            }
             MiniKustomize.checkKustomization(k, f);
             k.path("resources").forEach(r -> referenced.add(f.getParent().resolve(r.asText()).normalize()));
             k.path("patches").forEach(p -> referenced.add(f.getParent().resolve(p.path("path").asText()).normalize()));
+            k.path("configMapGenerator").forEach(g -> g.path("files").forEach(
+                    file -> referenced.add(f.getParent().resolve(file.asText()).normalize())));
         }
         Set<Path> unused = new TreeSet<>();
         for (Path f : Manifests.yamlFiles()) {
@@ -46,14 +51,19 @@ class KustomizeTest {
         }
     }
 
-    /** Where kubectl (which embeds kustomize) is installed, it renders exactly what MiniKustomize renders. */
+    /**
+     * Where kubectl (which embeds kustomize) is installed, it renders exactly what MiniKustomize renders: the
+     * overlays, the dashboard, and the overlays of a copy with another job name and size.
+     */
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
-    void javaRendererAgreesWithKubectlKustomize(String name) throws Exception {
+    @ValueSource(strings = {"overlays/elastic", "overlays/job", "grafana", "renamed:overlays/elastic",
+            "renamed:overlays/job"})
+    void javaRendererAgreesWithKubectlKustomize(String name, @TempDir Path tmp) throws Exception {
         Path kubectl = Manifests.findOnPath("kubectl");
         Assumptions.assumeTrue(kubectl != null, "kubectl is not installed: the overlays were rendered by "
                 + "MiniKustomize only (install kubectl to compare with the real kustomize)");
-        Path dir = Manifests.manifestsDir().resolve("overlays").resolve(name);
+        Path manifests = name.startsWith("renamed:") ? NameAndSizeTest.renamedCopy(tmp) : Manifests.manifestsDir();
+        Path dir = manifests.resolve(name.substring(name.indexOf(':') + 1));
         Process p = new ProcessBuilder(kubectl.toString(), "kustomize", dir.toString()).redirectErrorStream(false)
                 .start();
         byte[] out = p.getInputStream().readAllBytes();
@@ -69,6 +79,21 @@ class KustomizeTest {
         for (String id : real.keySet()) {
             assertEquals(real.get(id), mine.get(id), id + " renders the same");
         }
+    }
+
+    /** The dashboard as a ConfigMap that Grafana's sidecar loads, holding the dashboard file unchanged. */
+    @Test
+    void dashboardRendersAsAConfigMapForGrafanasSidecar() throws IOException {
+        Path dir = Manifests.manifestsDir().resolve("grafana");
+        Map<String, ObjectNode> rendered = MiniKustomize.render(dir);
+        assertEquals(Set.of("v1|ConfigMap|kolo-dashboard"), rendered.keySet());
+        ObjectNode cm = rendered.get("v1|ConfigMap|kolo-dashboard");
+        var parsed = (io.fabric8.kubernetes.api.model.ConfigMap) Manifests.parseStrict(cm, "grafana");
+        assertEquals("1", parsed.getMetadata().getLabels().get("grafana_dashboard"),
+                "the label Grafana's dashboard sidecar looks for");
+        String json = Files.readString(dir.resolve("kolo-dashboard.json"));
+        assertEquals(Map.of("kolo-dashboard.json", json), parsed.getData());
+        assertTrue(Manifests.JSON.readTree(json).path("uid").isTextual(), "a fixed uid: updates replace it");
     }
 
     @Test

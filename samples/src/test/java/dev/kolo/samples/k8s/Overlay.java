@@ -37,7 +37,12 @@ final class Overlay {
     }
 
     private static Overlay renderNow(String name) {
-        Path dir = Manifests.manifestsDir().resolve("overlays").resolve(name);
+        return renderFrom(Manifests.manifestsDir(), name);
+    }
+
+    /** @return overlay {@code name} of a copy of k8s-manifests/ at {@code manifests}, rendered and parsed */
+    static Overlay renderFrom(Path manifests, String name) {
+        Path dir = manifests.resolve("overlays").resolve(name);
         List<ObjectNode> docs = List.copyOf(MiniKustomize.render(dir).values());
         return new Overlay(name, Manifests.parseAll(docs, "overlays/" + name + ":"));
     }
