@@ -1,6 +1,7 @@
 package dev.kolo.samples.chaos;
 
 import dev.kolo.samples.cli.WorkerCli;
+import dev.kolo.samples.console.Progress;
 import dev.kolo.samples.launch.LocalLauncher;
 import dev.kolo.samples.launch.ParentWatch;
 import java.io.BufferedReader;
@@ -166,22 +167,20 @@ final class ChaosJob implements AutoCloseable {
         return workers().stream().filter(w -> w.process.isAlive()).toList();
     }
 
-    /** How often a wait says what it waits for. */
-    static final long PROGRESS_NANOS = 30_000_000_000L;
-
     /** Waits until {@code condition} holds; fails with "timed out: what" at the scenario's deadline. */
     void await(String what, BooleanSupplier condition) throws ChaosFailure, InterruptedException {
         long start = System.nanoTime();
-        long nextProgress = start + PROGRESS_NANOS;
+        // Scenarios run for minutes: say what is awaited (on stderr, so that --json output stays clean).
+        Progress progress = Progress.on(System.err);
         while (!condition.getAsBoolean()) {
             long now = System.nanoTime();
-            if (now >= nextProgress) {
-                // Scenarios run for minutes: say what is awaited (on stderr, so that --json output stays clean).
-                nextProgress += PROGRESS_NANOS;
-                System.err.printf(java.util.Locale.ROOT, "chaos: waiting for %s for %d s (scenario deadline in %d s)%n",
-                        what, (now - start) / 1_000_000_000L, Math.max(0, (deadlineNanos - now) / 1_000_000_000L));
+            if (progress.due()) {
+                progress.show((double) (now - start) / Math.max(1, deadlineNanos - start), String.format(
+                        java.util.Locale.ROOT, "chaos: waiting for %s for %d s (scenario deadline in %d s)", what,
+                        (now - start) / 1_000_000_000L, Math.max(0, (deadlineNanos - now) / 1_000_000_000L)));
             }
             if (now > deadlineNanos) {
+                progress.done();
                 StringBuilder d = new StringBuilder("timed out (hang?) waiting for " + what);
                 for (Worker w : workers()) {
                     d.append(" | ").append(w.tail());
@@ -190,6 +189,7 @@ final class ChaosJob implements AutoCloseable {
             }
             Thread.sleep(20);
         }
+        progress.done();
     }
 
     /** Waits for a worker's exit and returns its status. */

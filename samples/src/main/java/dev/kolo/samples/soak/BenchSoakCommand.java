@@ -2,6 +2,7 @@ package dev.kolo.samples.soak;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.samples.console.Progress;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.LocalLauncher;
 import dev.kolo.samples.launch.NpOption;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -71,24 +73,56 @@ public final class BenchSoakCommand implements Callable<Integer> {
         // A fixed heap, touched at start, a small cap on direct memory (reaching it runs the GC that frees dead
         // result tensors, so its high-water mark is reached within the warm-up) and two malloc arenas (direct
         // buffers come from malloc on several threads): resident memory then levels off unless something leaks.
+        // On a terminal, a bar of the time run so far with rank 0's latest progress line; the other lines are
+        // printed above it. Elsewhere rank 0's progress lines are printed as they come, every 30 s.
+        Progress progress = Progress.on(System.err);
+        long totalNanos = (long) (minutes * 60e9);
+        long t0 = System.nanoTime();
+        AtomicReference<String> latest = new AtomicReference<>();
+        Thread bar = new Thread(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                if (progress.due()) {
+                    long elapsed = System.nanoTime() - t0;
+                    String text = latest.get();
+                    progress.show((double) elapsed / totalNanos, text != null ? text : String.format(Locale.ROOT,
+                            "%s%d s of %d s", SoakRun.PROGRESS_PREFIX, elapsed / 1_000_000_000L,
+                            totalNanos / 1_000_000_000L));
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "soak-progress");
+        bar.setDaemon(true);
+        if (progress.interactive()) {
+            bar.start();
+        }
         LocalLauncher launcher = new LocalLauncher("soak-" + UUID.randomUUID().toString().substring(0, 8), np,
-                args, 5000, System.err, BenchSoakCommand::route,
+                args, 5000, progress.linesAbove(System.err), (rank, line) -> {
+                    if (progress.interactive() && line.startsWith(SoakRun.PROGRESS_PREFIX)) {
+                        latest.set(line);
+                    } else {
+                        route(progress, rank, line);
+                    }
+                },
                 List.of("-Xms384m", "-Xmx384m", "-XX:+AlwaysPreTouch", "-XX:MaxDirectMemorySize=128m",
                         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"))
                 .environment("MALLOC_ARENA_MAX", "2");
         int code = launcher.run();
+        bar.interrupt();
+        progress.done();
         System.err.println(code == 0 ? "kolo: soak passed" : "kolo: soak failed (exit status " + code + ")");
         return code;
     }
 
     /** Every rank's results and verdicts go to standard output; everything else to standard error. */
-    private static void route(int rank, String line) {
+    private static void route(Progress progress, int rank, String line) {
         if (line.startsWith("{") || line.startsWith("soak ")) {
-            synchronized (System.out) {
-                System.out.println(line);
-            }
+            progress.above(System.out, line);
         } else {
-            System.err.println("[" + rank + "] " + line);
+            progress.above(System.err, "[" + rank + "] " + line);
         }
     }
 

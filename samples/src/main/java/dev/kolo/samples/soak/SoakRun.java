@@ -5,6 +5,7 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
+import dev.kolo.samples.console.Progress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -76,22 +77,22 @@ final class SoakRun {
         return ByteBuffer.allocateDirect(floats * 4).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** How often rank 0 says how far the run is. */
-    static final long PROGRESS_NANOS = 30_000_000_000L;
+    /** How rank 0's progress lines start. */
+    static final String PROGRESS_PREFIX = "soak: ";
 
     Result run(long warmupNanos, long totalNanos) {
         long t0 = System.nanoTime();
         SoakSnapshot start = null;
         long startStep = 0;
         long step = 0;
-        long nextProgress = PROGRESS_NANOS;
+        // A run of many minutes is not silent: rank 0 says where it is.
+        Progress progress = Progress.on(System.out);
         while (true) {
             long elapsed = System.nanoTime() - t0;
-            if (rank == 0 && elapsed >= nextProgress) {
-                // A run of many minutes is not silent: where it is, every 30 s.
-                nextProgress += PROGRESS_NANOS;
-                System.out.printf(java.util.Locale.ROOT, "soak: %d s of %d s, %d steps, %d values checked, no error%n",
-                        elapsed / 1_000_000_000L, totalNanos / 1_000_000_000L, step, checked);
+            if (rank == 0 && progress.due()) {
+                progress.show((double) elapsed / totalNanos, String.format(java.util.Locale.ROOT,
+                        PROGRESS_PREFIX + "%d s of %d s, %d steps, %d values checked, no error", elapsed / 1_000_000_000L,
+                        totalNanos / 1_000_000_000L, step, checked));
             }
             float[] flags = {elapsed >= totalNanos ? 1 : 0, elapsed >= warmupNanos ? 1 : 0};
             float[] agreed = kolo.allreduce("soak/control", Tensor.of(rank == 0 ? flags : new float[2], 2),
@@ -105,6 +106,7 @@ final class SoakRun {
             }
             step(step++);
         }
+        progress.done();
         if (start == null) {
             start = SoakSnapshot.take((System.nanoTime() - t0) / 1e9);
             startStep = step;
