@@ -40,6 +40,8 @@ public final class Kolo implements AutoCloseable {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(Kolo.class);
+    /** The notice that a program started on its own is a job of one is given once per process. */
+    private static final AtomicBoolean JOB_OF_ONE_SAID = new AtomicBoolean();
 
     private final KoloConfig config;
     private final DataPlaneListener dataPlane;
@@ -84,10 +86,23 @@ public final class Kolo implements AutoCloseable {
         }
     }
 
-    /** Joins the job described by the {@code KOLO_*} environment variables and {@code -Dkolo.*} properties. */
+    /**
+     * Joins the job described by the {@code KOLO_*} environment variables and {@code -Dkolo.*} properties, which
+     * {@code worker.jar launch} sets for every process it starts. With no {@code KOLO_NP} (a program started on
+     * its own) the job is this one worker, and the first such call of the process says so in the log.
+     *
+     * @throws KoloException as {@link #init(KoloConfig)}
+     * @throws IllegalArgumentException naming a setting whose value is not accepted
+     */
     public static Kolo init() {
-        return init(KoloConfig.fromEnvironment());
+        KoloConfig config = KoloConfig.fromEnvironment();
+        if (!config.isSet(Settings.NP) && !config.elastic() && JOB_OF_ONE_SAID.compareAndSet(false, true)) {
+            LOG.info("KOLO_NP is not set: this process is a job of one worker. To run N workers, start it with "
+                    + "'java -jar worker.jar launch -np N -- COMMAND' (or set KOLO_NP and the other KOLO_* settings)");
+        }
+        return init(config);
     }
+
 
     /**
      * Joins (or forms) the job's cluster and completes the rendezvous.

@@ -8,7 +8,7 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
-import dev.kolo.samples.launch.LocalLauncher;
+import dev.kolo.samples.launch.Launcher;
 import dev.kolo.samples.launch.ParentWatch;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -237,7 +237,7 @@ public final class BenchElasticCommand implements Callable<Integer> {
                 "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
                 "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "--add-exports",
                 "java.base/jdk.internal.ref=ALL-UNNAMED", "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-                "-cp", System.getProperty("java.class.path"), LocalLauncher.WORKER_MAIN, "bench", "elastic", "--worker",
+                "-cp", System.getProperty("java.class.path"), Launcher.WORKER_MAIN, "bench", "elastic", "--worker",
                 "-np", Integer.toString(np), "--bytes", Long.toString(bytes), "--compute-ms", Long.toString(computeMs)));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         Map<String, String> env = pb.environment();

@@ -1,6 +1,6 @@
 package dev.kolo.samples.bench;
 
-import dev.kolo.samples.launch.LocalLauncher;
+import dev.kolo.samples.launch.Launcher;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -25,11 +25,12 @@ final class BenchWorkers {
      *
      * @return 0 if every worker exited 0, else the first failure's exit status
      */
-    static int start(String bench, int np, List<String> options, LocalLauncher.OutputSink sink) {
+    static int start(String bench, int np, List<String> options, Launcher.OutputSink sink) {
         List<String> args = new ArrayList<>(List.of("bench", bench, "--worker", "-np", Integer.toString(np)));
         args.addAll(options);
-        return new LocalLauncher("bench-" + UUID.randomUUID().toString().substring(0, 8), np, args, 5000, System.err,
-                sink, List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")).run();
+        return Launcher.builder("bench-" + UUID.randomUUID().toString().substring(0, 8), np).workerArgs(args)
+                .status(System.err).sink(sink).jvmFlags(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"))
+                .build().run();
     }
 
     /** Rank 0's results (JSON objects and table rows) go to standard output as they are; the rest to stderr. */

@@ -2,7 +2,7 @@ package dev.kolo.samples.chaos;
 
 import dev.kolo.samples.cli.WorkerCli;
 import dev.kolo.samples.console.Progress;
-import dev.kolo.samples.launch.LocalLauncher;
+import dev.kolo.samples.launch.Launcher;
 import dev.kolo.samples.launch.ParentWatch;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -133,7 +133,7 @@ final class ChaosJob implements AutoCloseable {
                 "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
                 "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "--add-exports",
                 "java.base/jdk.internal.ref=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", absoluteClassPath(), LocalLauncher.WORKER_MAIN));
+                "-cp", absoluteClassPath(), Launcher.WORKER_MAIN));
         cmd.addAll(trainArgs);
         cmd.addAll(extraArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd);

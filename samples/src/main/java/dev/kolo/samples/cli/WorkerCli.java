@@ -27,7 +27,8 @@ public final class WorkerCli {
         CommandLine.Model.CommandSpec worker = CommandLine.Model.CommandSpec.forAnnotatedObject(new WorkerCommand());
         SettingFlags.addTo(worker);
         CommandLine cli = new CommandLine(worker);
-        cli.addSubcommand("launch", new LaunchCommand());
+        // After the first word that is not an option (the command to launch), every word is the command's.
+        cli.addSubcommand("launch", new CommandLine(new LaunchCommand()).setStopAtPositional(true));
         cli.addSubcommand("bench", new BenchCommand());
         cli.addSubcommand("checkpoint", new CheckpointCommand());
         cli.addSubcommand("settings", new SettingsCommand());

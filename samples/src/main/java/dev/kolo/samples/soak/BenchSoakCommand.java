@@ -4,7 +4,7 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.samples.console.Progress;
 import dev.kolo.samples.launch.KoloVersion;
-import dev.kolo.samples.launch.LocalLauncher;
+import dev.kolo.samples.launch.Launcher;
 import dev.kolo.samples.launch.NpOption;
 import dev.kolo.samples.launch.ParentWatch;
 import java.util.ArrayList;
@@ -99,17 +99,17 @@ public final class BenchSoakCommand implements Callable<Integer> {
         if (progress.interactive()) {
             bar.start();
         }
-        LocalLauncher launcher = new LocalLauncher("soak-" + UUID.randomUUID().toString().substring(0, 8), np,
-                args, 5000, progress.linesAbove(System.err), (rank, line) -> {
+        Launcher launcher = Launcher.builder("soak-" + UUID.randomUUID().toString().substring(0, 8), np)
+                .workerArgs(args).status(progress.linesAbove(System.err)).sink((rank, line) -> {
                     if (progress.interactive() && line.startsWith(SoakRun.PROGRESS_PREFIX)) {
                         latest.set(line);
                     } else {
                         route(progress, rank, line);
                     }
-                },
-                List.of("-Xms384m", "-Xmx384m", "-XX:+AlwaysPreTouch", "-XX:MaxDirectMemorySize=128m",
+                })
+                .jvmFlags(List.of("-Xms384m", "-Xmx384m", "-XX:+AlwaysPreTouch", "-XX:MaxDirectMemorySize=128m",
                         "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"))
-                .environment("MALLOC_ARENA_MAX", "2");
+                .environment("MALLOC_ARENA_MAX", "2").build();
         int code = launcher.run();
         bar.interrupt();
         progress.done();

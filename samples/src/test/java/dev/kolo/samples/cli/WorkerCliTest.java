@@ -2,7 +2,7 @@ package dev.kolo.samples.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.kolo.samples.launch.LocalLauncher;
+import dev.kolo.samples.launch.Launcher;
 import org.junit.jupiter.api.Test;
 
 /** The command line's exit codes, in process (the jar's own runs are the ITs of dev.kolo.samples). */
@@ -14,7 +14,7 @@ class WorkerCliTest {
 
     @Test
     void theLauncherStartsWorkersWithThisEntryPoint() {
-        assertEquals(WorkerCli.class.getName(), LocalLauncher.WORKER_MAIN);
+        assertEquals(WorkerCli.class.getName(), Launcher.WORKER_MAIN);
     }
 
     @Test

@@ -1,0 +1,53 @@
+package dev.kolo.samples.launch;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The remote command line survives the remote shell word for word, and the secret arrives on standard input:
+ * the SSH client is replaced by {@code sh -c}, which parses the remote command as a login shell would.
+ */
+class WorkerWrapperTest {
+    static final List<String> AWKWARD = List.of("plain", "with space", "it's", "$HOME", "a\"b", "`id`", "x;y", "");
+
+    @Test
+    void argumentsAndEnvironmentArriveUnchangedAndTheSecretOnlyOnInput() throws Exception {
+        List<String> printArgs = new java.util.ArrayList<>(List.of("sh", "-c",
+                "for a in \"$@\"; do printf '<%s>' \"$a\"; done; printf ' env=%s secret=%s' \"$KOLO_X\" "
+                        + "\"$KOLO_JOB_SECRET\"", "printer"));
+        printArgs.addAll(AWKWARD);
+        List<String> cmd = WorkerWrapper.remote(List.of("fake-ssh"), "host", "/nonexistent dir", Map.of("KOLO_X",
+                "v a'l"), printArgs, 1000);
+        assertEquals(List.of("fake-ssh", "host"), cmd.subList(0, 2));
+        assertFalse(cmd.get(2).contains("s3cret"), "no secret on the command line");
+        Process p = new ProcessBuilder("sh", "-c", cmd.get(2)).redirectErrorStream(true).start();
+        // Input stays open while the worker runs, as the launcher keeps it: its end would stop the worker.
+        p.getOutputStream().write("s3cret\n".getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().flush();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(10, TimeUnit.SECONDS);
+        p.getOutputStream().close();
+        StringBuilder expected = new StringBuilder();
+        AWKWARD.forEach(a -> expected.append('<').append(a).append('>'));
+        assertEquals(expected + " env=v a'l secret=s3cret", out);
+        assertEquals(0, p.exitValue());
+    }
+
+    @Test
+    void theWorkerIsStoppedWhenItsInputCloses() throws Exception {
+        Process p = new ProcessBuilder(WorkerWrapper.local(List.of("sleep", "600"), 1000)).start();
+        p.getOutputStream().write("\n".getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().flush();
+        Thread.sleep(300);
+        assertEquals(true, p.isAlive(), "runs while its input is open");
+        p.getOutputStream().close();
+        assertEquals(true, p.waitFor(10, TimeUnit.SECONDS), "stopped once its input closed");
+        assertEquals(143, p.exitValue(), "by SIGTERM");
+    }
+}
