@@ -14,7 +14,8 @@ import javax.tools.ToolProvider;
 /**
  * A training program of a user's own, not part of worker.jar: its source is written and compiled by the test,
  * against worker.jar as its only library. {@code app.Train sum} adds the ranks and prints one result line;
- * {@code app.Train steps} allreduces every 100 ms until stopped, printing each step.
+ * {@code app.Train steps} allreduces every 100 ms until stopped, printing each step, and after an error (a lost
+ * worker) hangs instead of exiting: only its launcher can end it.
  */
 final class OwnProgram {
     static final String MAIN = "app.Train";
@@ -35,11 +36,17 @@ final class OwnProgram {
                         int rank = kolo.rank();
                         int size = kolo.size();
                         if (args.length > 0 && args[0].equals("steps")) {
-                            for (int step = 0; ; step++) {
-                                float v = kolo.allreduce("step", Tensor.of(new float[] {1}), ReduceOp.SUM)
-                                        .toFloatArray()[0];
-                                System.out.println("step " + step + " rank=" + rank + " value=" + (long) v);
-                                Thread.sleep(100);
+                            try {
+                                for (int step = 0; ; step++) {
+                                    float v = kolo.allreduce("step", Tensor.of(new float[] {1}), ReduceOp.SUM)
+                                            .toFloatArray()[0];
+                                    System.out.println("step " + step + " rank=" + rank + " value=" + (long) v);
+                                    Thread.sleep(100);
+                                }
+                            } catch (RuntimeException e) {
+                                // A program that does not end by itself: only its launcher can stop it.
+                                System.out.println("stuck after: " + e.getMessage());
+                                Thread.sleep(Long.MAX_VALUE);
                             }
                         }
                         float sum = kolo.allreduce("sum", Tensor.of(new float[] {rank + 1}), ReduceOp.SUM)
@@ -61,7 +68,7 @@ final class OwnProgram {
                         }
                         System.out.println("result rank=" + rank + " size=" + size + " sum=" + (long) sum
                                 + " secret=" + (secret != null && !secret.isEmpty())
-                                + " secret_on_command_line=" + onCommandLine);
+                                + " secret_on_command_line=" + onCommandLine + " host=" + System.getenv("KOLO_HOST"));
                     }
                 }
             }

@@ -33,13 +33,13 @@ class OwnProgramLaunchIT {
         args.addAll(OwnProgram.command(classes, "sum"));
         try (WorkerProcess launch = WorkerProcess.start(args.toArray(new String[0]))) {
             assertEquals(0, launch.exitCode(120), launch.transcript());
-            assertEquals(List.of("[0] result rank=0 size=3 sum=6 secret=true secret_on_command_line=false"),
+            assertEquals(List.of("[0] result rank=0 size=3 sum=6 secret=true secret_on_command_line=false host=null"),
                     launch.lines(l -> l.contains("result rank=")), launch.transcript());
             assertTrue(launch.lines(l -> l.startsWith("[1]") || l.startsWith("[2]")).isEmpty(),
                     "--output-ranks 0 shows rank 0 only\n" + launch.transcript());
             for (int r = 0; r < 3; r++) {
                 List<String> log = Files.readAllLines(logs.resolve("rank." + r + ".log"));
-                assertTrue(log.contains("result rank=" + r + " size=3 sum=6 secret=true secret_on_command_line=false"),
+                assertTrue(log.contains("result rank=" + r + " size=3 sum=6 secret=true secret_on_command_line=false host=null"),
                         "rank " + r + "'s log: " + log);
             }
         }

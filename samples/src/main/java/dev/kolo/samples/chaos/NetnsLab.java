@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  * for a partition, {@code kp<run>}, links {@code kh<run><i>}); {@link #close()} removes everything, also from a
  * shutdown hook (Ctrl-C), and a new lab first removes what a killed JVM left behind.
  */
-final class NetnsLab implements AutoCloseable {
+public final class NetnsLab implements AutoCloseable {
     private static final String PREFIX = "kolo-ns-";
     /** Namespaces of labs from before the class moved to main code, swept too. */
     private static final String OLD_PREFIX = "kolo-it-";
@@ -65,7 +65,7 @@ final class NetnsLab implements AutoCloseable {
     }
 
     /** @return a lab of {@code nodes} network namespaces; fails with {@link #unavailable()}'s reason if it cannot */
-    static NetnsLab createIsolated(int nodes) throws IOException, InterruptedException {
+    public static NetnsLab createIsolated(int nodes) throws IOException, InterruptedException {
         String why = unavailable();
         if (why != null) {
             throw new IOException(why);
@@ -74,7 +74,7 @@ final class NetnsLab implements AutoCloseable {
     }
 
     /** @return null when namespaces can be made here (root, {@code ip} present), else why not */
-    static String unavailable() {
+    public static String unavailable() {
         if (!isRoot()) {
             return "network namespaces need root (run as root, e.g. sudo; this user is not)";
         }
@@ -107,7 +107,8 @@ final class NetnsLab implements AutoCloseable {
                         + basePort + ".." + (basePort + nodes - 1);
     }
 
-    String address(int node) {
+    /** @return the node's address (10.77.X.node+1 in a namespace, 127.0.0.1 otherwise) */
+    public String address(int node) {
         return isolated ? "10.77." + subnet + "." + (node + 1) : "127.0.0.1";
     }
 
@@ -125,7 +126,7 @@ final class NetnsLab implements AutoCloseable {
     }
 
     /** @return the command prefix that runs a program on {@code node} */
-    List<String> exec(int node) {
+    public List<String> exec(int node) {
         return isolated ? List.of("ip", "netns", "exec", namespace(node)) : List.of();
     }
 
@@ -137,9 +138,16 @@ final class NetnsLab implements AutoCloseable {
     }
 
     /** The node's network fails: its link goes down, nothing it sends arrives any more. */
-    void cut(int node) throws IOException, InterruptedException {
+    public void cut(int node) throws IOException, InterruptedException {
         if (isolated) {
             sh("ip", "link", "set", hostLink(node), "down");
+        }
+    }
+
+    /** Ends a {@link #cut}: the node's link is up again. */
+    public void restore(int node) throws IOException, InterruptedException {
+        if (isolated) {
+            sh("ip", "link", "set", hostLink(node), "up");
         }
     }
 
@@ -229,9 +237,30 @@ final class NetnsLab implements AutoCloseable {
         }
     }
 
+    /** @return the processes that run in the node's namespace (none when the nodes are loopback processes) */
+    public List<ProcessHandle> processes(int node) throws IOException, InterruptedException {
+        List<ProcessHandle> out = new ArrayList<>();
+        if (isolated) {
+            for (String pid : sh("ip", "netns", "pids", namespace(node)).split("\\s+")) {
+                if (!pid.isEmpty()) {
+                    ProcessHandle.of(Long.parseLong(pid)).ifPresent(out::add);
+                }
+            }
+        }
+        return out;
+    }
+
     private void removeAll() {
         if (!isolated) {
             return;
+        }
+        for (int i = 0; i < nodes; i++) {
+            // A namespace is deleted only in name while a process still runs in it: nothing may outlive the lab.
+            try {
+                processes(i).forEach(ProcessHandle::destroyForcibly);
+            } catch (Exception gone) {
+                // the namespace is gone already
+            }
         }
         for (int i = 0; i < nodes; i++) {
             quietly("ip", "netns", "del", namespace(i)); // also deletes the veth pair (and tc, iptables state)
