@@ -119,11 +119,14 @@ class MultiHostLaunchIT {
         }
     }
 
-    /** Host 2's link goes down: both ends of its SSH connection notice, and the launch stops every worker. */
+    /**
+     * Host 2's link goes down: both ends of its SSH connection notice, and the launch stops every worker. The
+     * launcher's keep-alive is shortened to 1 s (an option given overrides the launcher's default of 5 s).
+     */
     @Test
     void aLostSshConnectionStopsTheJobOnEveryHost() throws Exception {
-        try (WorkerProcess launch = launch(List.of("-np", "3", "-H", hosts(), "--grace", "2"),
-                OwnProgram.command(classes, "steps"))) {
+        try (WorkerProcess launch = launch(List.of("-np", "3", "-H", hosts(), "--grace", "2", "--ssh-option",
+                "ServerAliveInterval=1"), OwnProgram.command(classes, "steps"))) {
             for (int r = 0; r < HOSTS; r++) {
                 int rank = r;
                 launch.awaitLine(l -> l.startsWith("[" + rank + "] step 3 "), 120);

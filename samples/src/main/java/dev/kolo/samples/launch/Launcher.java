@@ -79,9 +79,10 @@ public final class Launcher {
         this.maxNp = b.maxNp;
         this.command = b.command != null ? List.copyOf(b.command) : sampleWorker(b.workerArgs, b.jvmFlags);
         this.placements = HostSlots.place(b.hosts, b.np);
+        // ssh takes the first value given for an option: the user's come first, so they override the defaults.
         List<String> sshCommand = new ArrayList<>(List.of("ssh"));
-        sshCommand.addAll(SSH_DEFAULTS);
         b.sshOptions.forEach(o -> sshCommand.addAll(List.of("-o", o)));
+        sshCommand.addAll(SSH_DEFAULTS);
         this.ssh = List.copyOf(sshCommand);
         this.graceMillis = b.graceMillis;
         this.out = b.status;
