@@ -13,7 +13,7 @@ import java.util.function.Consumer;
  * allocates nothing; the inner loops run over contiguous rows so the JIT vectorises them. Weights of a
  * layer are stored {@code [in][out]} row-major. Not thread-safe.
  */
-final class Mlp {
+final class Mlp implements SampleModel {
     private final int[] sizes;
     private final int layers;
     private final int maxBatch;
@@ -74,7 +74,8 @@ final class Mlp {
     }
 
     /** @return the parameters in layer order (weight, bias per layer) */
-    List<Parameter> parameters() {
+    @Override
+    public List<Parameter> parameters() {
         return parameters;
     }
 
@@ -82,11 +83,22 @@ final class Mlp {
         return sizes[0];
     }
 
+    @Override
+    public double evaluate(float[] x, int[] y, int n) {
+        return forward(x, y, n);
+    }
+
+    @Override
+    public String describe() {
+        return "mlp " + java.util.Arrays.toString(sizes);
+    }
+
     int classes() {
         return sizes[layers];
     }
 
-    int maxBatch() {
+    @Override
+    public int maxBatch() {
         return maxBatch;
     }
 
@@ -95,7 +107,8 @@ final class Mlp {
      *
      * @return the mean cross-entropy loss of the batch
      */
-    double forward(float[] x, int[] y, int n) {
+    @Override
+    public double forward(float[] x, int[] y, int n) {
         if (n < 1 || n > maxBatch) {
             throw new IllegalArgumentException("batch of " + n + " (the model holds buffers for 1.." + maxBatch + ")");
         }
@@ -116,7 +129,8 @@ final class Mlp {
      * reports each to {@code ready} as soon as it is complete, last layer first (bias, then weight), so a
      * distributed optimizer can exchange it while the earlier layers are still being differentiated.
      */
-    void backward(Consumer<Parameter> ready) {
+    @Override
+    public void backward(Consumer<Parameter> ready) {
         int n = batch;
         int classes = sizes[layers];
         float[] top = delta[layers];
@@ -143,7 +157,8 @@ final class Mlp {
     }
 
     /** @return how many of the last {@link #forward}'s samples were classified as their label */
-    int correct() {
+    @Override
+    public int correct() {
         int classes = sizes[layers];
         float[] p = act[layers];
         int correct = 0;

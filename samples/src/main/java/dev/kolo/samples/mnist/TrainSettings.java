@@ -14,11 +14,19 @@ import java.nio.file.Path;
  * @param checkpointDir    where to write checkpoints and resume from; null for none
  * @param checkpointEvery  optimizer steps between checkpoints (rounded up to a multiple of {@code commitEvery})
  * @param commitEvery      optimizer steps between commits of the training state (what a lost worker rolls back to)
+ * @param model            {@value #MLP} or {@value #CNN}
+ * @param intraOpThreads   the CNN engine's threads per worker
  */
 record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, double warmupEpochs,
                      boolean cosineDecay, Compression compression, int backwardPassesPerStep, long seed,
                      long maxSteps, int logEvery, int[] hidden, double momentum, double weightDecay,
-                     int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery, int commitEvery) {
+                     int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery, int commitEvery,
+                     String model, int intraOpThreads) {
+
+    /** The hand-written multilayer perceptron (the default). */
+    static final String MLP = "mlp";
+    /** The convolutional network in DJL on the PyTorch engine. */
+    static final String CNN = "cnn";
 
     /** Global batches of at least this many examples get a warm-up by default. */
     static final int LARGE_GLOBAL_BATCH = 256;
@@ -31,6 +39,12 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
         }
         if (!(lr > 0) || maxSteps < 0 || trainLimit < 0 || testLimit < 0) {
             throw new IllegalArgumentException("--lr must be positive; --max-steps and limits 0 or more");
+        }
+        if (!model.equals(MLP) && !model.equals(CNN)) {
+            throw new IllegalArgumentException("--model must be mlp or cnn (got '" + model + "')");
+        }
+        if (intraOpThreads < 1 || intraOpThreads > 256) {
+            throw new IllegalArgumentException("--intra-op-threads must be 1 to 256 (got " + intraOpThreads + ")");
         }
     }
 

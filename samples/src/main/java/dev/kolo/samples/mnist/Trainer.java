@@ -14,7 +14,8 @@ import java.io.PrintStream;
 import java.util.Locale;
 
 /**
- * Data-parallel training of an {@link Mlp} on Fashion-MNIST: the pattern to copy into a JVM training loop.
+ * Data-parallel training of a {@link SampleModel} (the {@link Mlp} or the {@link DjlCnn}) on Fashion-MNIST: the
+ * pattern to copy into a JVM training loop.
  *
  * <ol>
  *   <li>every rank builds the same model; {@link Elastic#run} starts every rank from the same bytes (rank 0's,
@@ -43,12 +44,15 @@ final class Trainer {
     private final ImageSet test;
     private final TrainSettings s;
     private final PrintStream out;
-    private final Mlp model;
+    private final SampleModel model;
     private final Sgd sgd;
     /** Seed of the shuffles: the state's (a resumed run keeps the data order it started with). */
     private long seed;
     private boolean entered;
     private final TrainingMetrics metrics;
+
+    /** Largest evaluation batch of a model that takes more than the training batch (the CNN). */
+    static final int EVAL_BATCH = 256;
 
     /** Shards, examples per step, steps per epoch and learning rate for a given number of workers. */
     record Plan(ShardSampler sampler, long globalBatch, long stepsPerEpoch, LearningRateSchedule schedule) {
@@ -60,13 +64,15 @@ final class Trainer {
         this.test = settings.testLimit() > 0 ? data.test().head(settings.testLimit()) : data.test();
         this.s = settings;
         this.out = out;
-        this.model = new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
+        this.model = s.model().equals(TrainSettings.CNN)
+                ? new DjlCnn(Math.max(s.batchSize(), EVAL_BATCH), s.seed(), s.intraOpThreads())
+                : new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
         this.sgd = new Sgd(s.momentum(), s.weightDecay());
         this.seed = s.seed();
         this.metrics = TrainingMetrics.of(kolo.meterRegistry());
     }
 
-    Mlp model() {
+    SampleModel model() {
         return model;
     }
 
@@ -132,7 +138,7 @@ final class Trainer {
                                 + "%d steps/epoch; %s; compression %s; model %s; commit every %d steps%s%n",
                         train.count(), plan.sampler().shardSize(), batch, size, passes, plan.globalBatch(),
                         plan.stepsPerEpoch(), plan.schedule(), s.compression().name().toLowerCase(Locale.ROOT),
-                        java.util.Arrays.toString(s.layerSizes(train.pixels(), 10)), s.commitEvery(),
+                        model.describe(), s.commitEvery(),
                         s.checkpointDir() == null ? "" : ", checkpoint every " + s.checkpointEveryCommits()
                                 * s.commitEvery() + " steps to " + s.checkpointDir());
                 if (step > 0) {
@@ -146,8 +152,8 @@ final class Trainer {
         }
         entered = true;
         int count = train.count();
-        float[] x = new float[batch * train.pixels()];
-        int[] y = new int[batch];
+        float[] x = new float[model.maxBatch() * train.pixels()];
+        int[] y = new int[model.maxBatch()];
         ShardSampler sampler = plan.sampler();
         sampler.shuffle(epoch);
         double firstLoss = Double.NaN;
@@ -258,7 +264,7 @@ final class Trainer {
         for (int i = from; i < to; i += model.maxBatch()) {
             int n = Math.min(model.maxBatch(), to - i);
             test.fill(order, i, n, x, y);
-            lossSum += model.forward(x, y, n) * n;
+            lossSum += model.evaluate(x, y, n) * n;
             correct += model.correct();
         }
         double[] sums = kolo.allreduce(tag + "eval", Tensor.of(new double[] {correct, lossSum}, 2), ReduceOp.SUM)

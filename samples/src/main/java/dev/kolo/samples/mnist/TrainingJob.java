@@ -133,8 +133,18 @@ public final class TrainingJob {
                         + "${DEFAULT-VALUE}).")
         int backwardPassesPerStep;
 
+        @Option(names = "--model", paramLabel = "KIND", defaultValue = TrainSettings.MLP,
+                description = "mlp (a multilayer perceptron in plain Java) or cnn (a convolutional network in DJL "
+                        + "on the PyTorch engine) (default: ${DEFAULT-VALUE}).")
+        String model;
+
+        @Option(names = "--intra-op-threads", paramLabel = "N", defaultValue = "1",
+                description = "Threads of the cnn's engine per worker; several workers share a machine's cores "
+                        + "(default: ${DEFAULT-VALUE}).")
+        int intraOpThreads;
+
         @Option(names = "--hidden", paramLabel = "N,N", split = ",", defaultValue = "256,128",
-                description = "Hidden layer widths (default: ${DEFAULT-VALUE}).")
+                description = "Hidden layer widths of the mlp (default: ${DEFAULT-VALUE}).")
         int[] hidden;
 
         @Option(names = "--seed", paramLabel = "S", defaultValue = "42",
@@ -189,7 +199,7 @@ public final class TrainingJob {
             TrainSettings s = new TrainSettings(epochs, batchSize, lr, LrScaling.parse(lrScaling), warmup, cosine,
                     Compression.parse(compression), backwardPassesPerStep, seed, maxSteps, logEvery, hidden.clone(),
                     momentum, weightDecay, trainLimit, 0, checkpointDir,
-                    checkpointEvery, commitEvery);
+                    checkpointEvery, commitEvery, model.trim().toLowerCase(Locale.ROOT), intraOpThreads);
             return new TrainingJob(s, data != null ? data : FashionMnist.DEBIAN_DIR);
         }
 

@@ -26,7 +26,7 @@ final class TrainingState implements AutoCloseable {
 
     private final ElasticState state;
 
-    TrainingState(Kolo kolo, Mlp model, Sgd sgd, TrainSettings s) {
+    TrainingState(Kolo kolo, SampleModel model, Sgd sgd, TrainSettings s) {
         ElasticState.Builder b = ElasticState.builder(kolo).checkpointEvery(s.checkpointEveryCommits())
                 // The worker's own shutdown hook asks to leave and decides the exit status (see WorkerCommand).
                 .leaveOnSigterm(false, TrainingJob.LEAVE_TIMEOUT);

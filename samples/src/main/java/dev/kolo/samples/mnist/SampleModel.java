@@ -1,0 +1,41 @@
+package dev.kolo.samples.mnist;
+
+import dev.kolo.runtime.train.Parameter;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A classifier of 28x28 images the sample trains: its parameters as Kolo {@link Parameter}s (the optimizer
+ * updates their values, commits and checkpoints hold them), a training forward and backward pass, and an
+ * evaluation pass. Batches are flat rows of {@code pixels} floats in [0, 1].
+ */
+interface SampleModel {
+    /** @return the trainable parameters, in a fixed order, named the same on every rank */
+    List<Parameter> parameters();
+
+    /** @return the largest batch a pass takes */
+    int maxBatch();
+
+    /**
+     * Forward pass of a training batch, from the current parameter values.
+     *
+     * @return the mean cross-entropy loss of the batch
+     */
+    double forward(float[] x, int[] y, int n);
+
+    /** Backward pass of the last {@link #forward}: fills every gradient and reports each, last layer first. */
+    void backward(Consumer<Parameter> ready);
+
+    /**
+     * Forward pass without training (no gradients kept).
+     *
+     * @return the mean cross-entropy loss of the batch
+     */
+    double evaluate(float[] x, int[] y, int n);
+
+    /** @return how many of the last pass's examples were classified as their label */
+    int correct();
+
+    /** @return the architecture, for the start line */
+    String describe();
+}
