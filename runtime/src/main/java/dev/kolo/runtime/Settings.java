@@ -70,8 +70,8 @@ public final class Settings {
             .describe("data-plane port; 0 takes any free port");
 
     public static final Setting<Integer> METRICS_PORT = port("KOLO_METRICS_PORT", "--metrics-port", 9404, true)
-            .describe("HTTP metrics and health port; 0 disables (`launch` gives worker r this port + r; left at its "
-                    + "default under `local` discovery, a taken port moves up to a free one)");
+            .describe("HTTP metrics and health port; 0 disables (when set, `launch` gives a host's worker i this "
+                    + "port + i; left at its default under `local` discovery, a taken port moves up to a free one)");
 
     public static final Setting<Duration> RENDEZVOUS_TIMEOUT = seconds("KOLO_RENDEZVOUS_TIMEOUT",
             "--rendezvous-timeout", Duration.ofSeconds(60), false)

@@ -45,6 +45,22 @@ class OwnProgramLaunchIT {
         }
     }
 
+    /** Two launches at once on one machine, default settings: their workers' metrics ports do not collide. */
+    @Test
+    void twoLaunchesAtOnceWithDefaultsBothSucceed() throws Exception {
+        List<String> args = new ArrayList<>(List.of("launch", "-np", "2", "--"));
+        args.addAll(OwnProgram.command(classes, "sum"));
+        try (WorkerProcess first = WorkerProcess.start(args.toArray(new String[0]));
+             WorkerProcess second = WorkerProcess.start(args.toArray(new String[0]))) {
+            assertEquals(0, first.exitCode(120), first.transcript());
+            assertEquals(0, second.exitCode(120), second.transcript());
+            assertEquals(2, first.lines(l -> l.contains("result rank=") && l.contains("size=2 sum=3")).size(),
+                    first.transcript());
+            assertEquals(2, second.lines(l -> l.contains("result rank=") && l.contains("size=2 sum=3")).size(),
+                    second.transcript());
+        }
+    }
+
     @Test
     void startedAloneItIsAJobOfOneAndSaysSoOnce() throws Exception {
         ProcessBuilder pb = new ProcessBuilder(OwnProgram.command(classes, "sum")).redirectErrorStream(true);

@@ -335,9 +335,13 @@ public final class Launcher {
             env.put(Settings.MAX_NP.name(), Integer.toString(maxNp));
         }
         // One metrics endpoint per worker of a host: the base port plus the worker's index there (0: all off).
-        int metricsBase = metricsBase();
-        env.put(Settings.METRICS_PORT.name(), Integer.toString(metricsBase == 0 ? 0
-                : metricsBase + place.localIndex()));
+        // Here, with no port set, each worker takes the default and moves up to a free one, so that two launches
+        // on one machine never collide.
+        if (place.host() != null || Settings.METRICS_PORT.fromEnvironment().isPresent()) {
+            int metricsBase = metricsBase();
+            env.put(Settings.METRICS_PORT.name(), Integer.toString(metricsBase == 0 ? 0
+                    : metricsBase + place.localIndex()));
+        }
         if (place.host() == null) {
             env.put(ParentWatch.LAUNCHER_PID, Long.toString(ProcessHandle.current().pid()));
         } else {
