@@ -1,0 +1,125 @@
+package dev.kolo.djl;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.nn.Block;
+import ai.djl.nn.Parameter;
+import ai.djl.util.Pair;
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The collectives that keep a block's engine arrays equal on every rank, run on the arrays' own memory: the
+ * broadcast of every parameter and buffer at the start, and per step the average of every gradient and of every
+ * buffer (parameters without a gradient: BatchNorm's running mean and variance). Gradients are submitted last
+ * layer first (the order a backward pass completes them in) and the buffers with them, so that the runtime
+ * fuses them into few ring operations.
+ */
+final class ModelExchange {
+    private final Kolo kolo;
+    private final List<String> names = new ArrayList<>();
+    private final List<Parameter> parameters = new ArrayList<>();
+    private final int trained;
+    private final EngineTensor[] views;
+    private final NDArray[] gradients;
+    private final List<CompletableFuture<Tensor>> pending;
+
+    /** @param block an initialized block */
+    ModelExchange(Kolo kolo, Block block) {
+        this.kolo = kolo;
+        List<Pair<String, Parameter>> buffers = new ArrayList<>();
+        for (Pair<String, Parameter> named : block.getParameters()) {
+            if (!named.getValue().isInitialized()) {
+                throw new IllegalStateException("parameter '" + named.getKey() + "' is not initialized: initialize "
+                        + "the model (trainer.initialize(inputShape)) before training it with Kolo");
+            }
+            if (named.getValue().requiresGradient()) {
+                names.add(named.getKey());
+                parameters.add(named.getValue());
+            } else {
+                buffers.add(named);
+            }
+        }
+        this.trained = parameters.size();
+        for (Pair<String, Parameter> named : buffers) {
+            names.add(named.getKey());
+            parameters.add(named.getValue());
+        }
+        this.views = new EngineTensor[parameters.size()];
+        for (int i = 0; i < views.length; i++) {
+            views[i] = new EngineTensor();
+        }
+        this.gradients = new NDArray[trained];
+        this.pending = new ArrayList<>(parameters.size());
+    }
+
+    /** Overwrites every parameter and buffer with rank {@code root}'s values. */
+    void broadcast(int root) {
+        pending.clear();
+        for (int i = 0; i < parameters.size(); i++) {
+            pending.add(kolo.broadcastAsync("djl.value." + names.get(i), views[i].open(parameters.get(i).getArray()),
+                    root));
+        }
+        for (int i = 0; i < parameters.size(); i++) {
+            Tensor result = Awaits.await(kolo, pending.get(i), "djl.value." + names.get(i));
+            Tensor view = views[i].view();
+            view.data().duplicate().put(result.buffer());
+            views[i].finish();
+        }
+        pending.clear();
+    }
+
+    /**
+     * Replaces every gradient by its average over the ranks and every buffer by its average, in place.
+     * Runs before the optimizer's update; the arrays' memory is read and written while the caller waits.
+     */
+    void averageGradientsAndBuffers() {
+        pending.clear();
+        try {
+            for (int i = trained - 1; i >= 0; i--) {
+                gradients[i] = parameters.get(i).getArray().getGradient();
+                submit(i, gradients[i], "djl.grad.");
+            }
+            for (int i = trained; i < parameters.size(); i++) {
+                submit(i, parameters.get(i).getArray(), "djl.buffer.");
+            }
+            for (int k = 0; k < pending.size(); k++) {
+                Awaits.await(kolo, pending.get(k), "djl average of " + (names.size() - k) + " arrays");
+            }
+        } finally {
+            for (int i = 0; i < views.length; i++) {
+                views[i].finish();
+            }
+            for (int i = 0; i < trained; i++) {
+                if (gradients[i] != null) {
+                    gradients[i].close();
+                    gradients[i] = null;
+                }
+            }
+            pending.clear();
+        }
+    }
+
+    private void submit(int i, NDArray array, String prefix) {
+        Tensor t = views[i].open(array);
+        pending.add(kolo.allreduceInPlaceAsync(prefix + names.get(i), t, ReduceOp.AVERAGE, 1.0, 1.0));
+    }
+
+    /** @return the block's parameter names, trained ones first, then the buffers */
+    List<String> names() {
+        return names;
+    }
+
+    /** @return the block's parameters in the order of {@link #names()} */
+    List<Parameter> parameters() {
+        return parameters;
+    }
+
+    /** @return how many of {@link #parameters()} are trained (the rest are buffers) */
+    int trained() {
+        return trained;
+    }
+}

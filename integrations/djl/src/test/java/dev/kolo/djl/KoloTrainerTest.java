@@ -1,0 +1,121 @@
+package dev.kolo.djl;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kolo.testing.ChildJvms;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * DJL's own training flow, distributed: {@code EasyTrain.fit} with DJL's Adam through a {@link KoloTrainer} on two
+ * worker processes equals DJL's own trainer in one process over the global batch, the ranks are bitwise equal
+ * before every batch and at the end (they start from different random weights, so this shows the broadcast too),
+ * and the listeners that write files or log run on rank 0 only.
+ */
+@Timeout(value = 300, unit = TimeUnit.SECONDS)
+class KoloTrainerTest {
+    static final int STEPS = 3;
+    static final int GLOBAL_BATCH = 16;
+
+    @TempDir
+    static Path tmp;
+    static List<String> plainLines;
+    static List<String> koloLines;
+
+    @BeforeAll
+    static void runBoth() throws Exception {
+        plainLines = run("plain", 1, "plain");
+        koloLines = run("np2", 2, "kolo");
+    }
+
+    @Test
+    void easyTrainWithDjlsAdamAtNp2EqualsOneProcessOverTheGlobalBatch() throws Exception {
+        for (String point : points()) {
+            float[] expected = DistributedTrainerTest.read(tmp.resolve("plain").resolve("rank-0-" + point + ".bin"));
+            float[] actual = DistributedTrainerTest.read(tmp.resolve("np2").resolve("rank-0-" + point + ".bin"));
+            assertNear(expected, actual, 2e-5, point);
+        }
+        assertFalse(java.util.Arrays.equals(
+                DistributedTrainerTest.read(tmp.resolve("plain").resolve("rank-0-before-0.bin")),
+                DistributedTrainerTest.read(tmp.resolve("plain").resolve("rank-0-end.bin"))), "training moved");
+    }
+
+    @Test
+    void ranksAreBitwiseEqualBeforeEveryBatchAndAtTheEnd() throws Exception {
+        for (String point : points()) {
+            assertArrayEquals(DistributedTrainerTest.read(tmp.resolve("np2").resolve("rank-0-" + point + ".bin")),
+                    DistributedTrainerTest.read(tmp.resolve("np2").resolve("rank-1-" + point + ".bin")),
+                    "rank 1 differs from rank 0 at " + point);
+        }
+    }
+
+    @Test
+    void listenersThatWriteRunOnRankZeroOnly() throws Exception {
+        assertEquals(List.of("[0] model saved by rank 0"), matching(koloLines, "model saved by rank"),
+                "SaveModelTrainingListener saves once, on rank 0");
+        assertEquals(List.of("[0] rank-zero listener ran on rank 0"), matching(koloLines, "rank-zero listener"),
+                "a listener wrapped in onRankZero");
+        assertTrue(matching(koloLines, "LoggingTrainingListener").stream().allMatch(l -> l.startsWith("[0]"))
+                && !matching(koloLines, "LoggingTrainingListener").isEmpty(),
+                "DJL's logging listener logs on rank 0 only:\n" + String.join("\n", koloLines));
+        try (Stream<Path> saved = Files.list(tmp.resolve("np2").resolve("model"))) {
+            assertTrue(saved.anyMatch(p -> p.getFileName().toString().endsWith(".params")), "the model is saved");
+        }
+        assertEquals(2, matching(koloLines, "epochs in result 1").size(),
+                "every rank's training result counts the epoch (the epoch listener runs everywhere)");
+    }
+
+    static List<String> points() {
+        List<String> points = new ArrayList<>();
+        for (int b = 0; b < STEPS; b++) {
+            points.add("before-" + b);
+        }
+        points.add("end");
+        return points;
+    }
+
+    static List<String> matching(List<String> lines, String text) {
+        return lines.stream().filter(l -> l.contains(text)).toList();
+    }
+
+    static void assertNear(float[] e, float[] a, double tolerance, String what) {
+        assertEquals(e.length, a.length, what);
+        for (int i = 0; i < e.length; i++) {
+            double d = Math.abs(e[i] - a[i]) / Math.max(1, Math.abs(e[i]));
+            assertTrue(d <= tolerance, what + ": value " + i + " is " + a[i] + ", expected " + e[i]
+                    + " (relative difference " + d + " > " + tolerance + ")");
+        }
+    }
+
+    static List<String> run(String name, int np, String mode) throws Exception {
+        Path out = tmp.resolve(name);
+        String job = "easy-" + name + "-" + Integer.toHexString(new Random().nextInt());
+        try (ChildJvms jvms = new ChildJvms()) {
+            for (int r = 0; r < np; r++) {
+                Map<String, String> env = new HashMap<>(Map.of("KOLO_JOB", job, "KOLO_NP", Integer.toString(np),
+                        "KOLO_RANK_HINT", Integer.toString(r), "KOLO_METRICS_PORT", "0"));
+                jvms.start(EasyTrainWorker.class, List.of("-Xmx384m", "-Dai.djl.offline=true",
+                        "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1"), env,
+                        out.toString(), Integer.toString(STEPS), Integer.toString(GLOBAL_BATCH), mode, "11");
+            }
+            for (int r = 0; r < np; r++) {
+                assertEquals(0, jvms.waitExit(r, 240), name + ": rank " + r + " failed\n" + jvms.tail(60));
+            }
+            return List.copyOf(jvms.lines);
+        }
+    }
+}
