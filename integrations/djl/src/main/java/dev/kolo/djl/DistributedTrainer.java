@@ -45,10 +45,13 @@ public final class DistributedTrainer {
     private final Kolo kolo;
     private final ModelParameters model;
     private final DistributedOptimizer optimizer;
+    /** The buffers (parameters without a gradient), exchanged in the engine's memory. */
+    private final ModelExchange buffers;
 
     private DistributedTrainer(Builder b) {
         this.kolo = b.kolo;
         this.model = ModelParameters.of(b.block);
+        this.buffers = new ModelExchange(b.kolo, b.block);
         this.optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(b.rule)
                 .compression(b.compression).backwardPassesPerStep(b.passesPerStep).namePrefix(b.prefix).build();
     }
@@ -66,28 +69,43 @@ public final class DistributedTrainer {
     }
 
     /**
-     * Overwrites every parameter with rank {@code rootRank}'s values, so that all ranks start from the same
-     * model: call once on every rank after initializing or loading the model.
+     * Overwrites every parameter and buffer with rank {@code rootRank}'s values, so that all ranks start from the
+     * same model: call once on every rank after initializing or loading the model.
      */
     public void broadcastParameters(int rootRank) {
         model.readValues();
         optimizer.broadcastParameters(rootRank);
         model.writeValues();
+        buffers.broadcastBuffers(rootRank);
     }
 
     /**
      * Ends a backward pass: takes every parameter's gradient from the model (and clears it there, so the next
      * pass starts from zero), and on the last pass of a step averages the gradients over all ranks and passes,
-     * applies the update rule and writes the new values into the model.
+     * applies the update rule and writes the new values into the model. The buffers (BatchNorm's running
+     * statistics, any parameter without a gradient) are averaged over the ranks with the gradients, so they stay
+     * equal on every rank.
      *
      * @return true if the parameters were updated, false if this pass only accumulated (backward passes per step)
      * @throws dev.kolo.runtime.KoloException if a collective fails (a lost worker, for instance)
      */
     public boolean step(double learningRate) {
         model.takeGradients(optimizer::gradientReady);
-        if (!optimizer.step(learningRate)) {
+        boolean completesStep = (optimizer.passes() + 1) % optimizer.backwardPassesPerStep() == 0;
+        if (completesStep) {
+            buffers.submitBufferAverages();
+        }
+        boolean updated;
+        try {
+            updated = optimizer.step(learningRate);
+        } catch (RuntimeException e) {
+            buffers.dropPending(); // the step's own failure is the one to report
+            throw e;
+        }
+        if (!updated) {
             return false;
         }
+        buffers.awaitPending();
         model.writeValues();
         return true;
     }
@@ -102,11 +120,13 @@ public final class DistributedTrainer {
     }
 
     /**
-     * Registers the parameters, and an {@link Sgd}'s velocity, with {@code state}, so that commits and
-     * checkpoints hold everything the next step depends on; after a restore call {@link #loadParameters()}.
+     * Registers the parameters, the buffers (as the engine's own memory) and an {@link Sgd}'s velocity with
+     * {@code state}, so that commits and checkpoints hold everything the next step depends on; after a restore
+     * call {@link #loadParameters()}.
      */
     public DistributedTrainer register(ElasticState state) {
         state.parameters(model.parameters());
+        buffers.register(state, false);
         if (optimizer.updateRule() instanceof Sgd sgd) {
             for (Parameter p : model.parameters()) {
                 state.floats(p.name() + ".velocity", sgd.velocity(p), p.shape());

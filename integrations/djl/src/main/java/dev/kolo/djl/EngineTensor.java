@@ -45,7 +45,7 @@ final class EngineTensor {
 
     /** Writes the collective's result into the engine's array where the tensor was a copy. */
     void finish() {
-        if (!shared && array != null) {
+        if (array != null && !shared) {
             ByteBuffer result = tensor.buffer().duplicate().order(ByteOrder.nativeOrder());
             array.set(result.asFloatBuffer());
         }

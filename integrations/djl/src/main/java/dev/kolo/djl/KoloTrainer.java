@@ -2,17 +2,13 @@ package dev.kolo.djl;
 
 import ai.djl.Model;
 import ai.djl.ndarray.types.Shape;
-import ai.djl.nn.Parameter;
 import ai.djl.training.Trainer;
 import ai.djl.training.TrainingConfig;
 import ai.djl.training.listener.TrainingListener;
 import dev.kolo.elastic.ElasticState;
-import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
-import java.nio.ByteOrder;
-import java.util.List;
 
 /**
  * A DJL {@link Trainer} whose {@link #step()} first averages every gradient over the ranks of a Kolo job: DJL's
@@ -120,18 +116,7 @@ public class KoloTrainer extends Trainer {
      *     a {@link DistributedTrainer} instead, which keeps copies of its own)
      */
     public KoloTrainer register(ElasticState state) {
-        ModelExchange e = exchange();
-        List<Parameter> parameters = e.parameters();
-        for (int i = 0; i < parameters.size(); i++) {
-            var array = parameters.get(i).getArray();
-            if (!EngineArrays.shared(array)) {
-                throw new IllegalStateException("the engine (" + array.getManager().getEngine().getEngineName()
-                        + ") hands out copies of '" + e.names().get(i) + "', not its memory: register a "
-                        + "DistributedTrainer with the ElasticState instead");
-            }
-            state.buffer(e.names().get(i), DType.FLOAT32, array.toByteBuffer(true).order(ByteOrder.LITTLE_ENDIAN),
-                    array.getShape().getShape());
-        }
+        exchange().register(state, true);
         return this;
     }
 

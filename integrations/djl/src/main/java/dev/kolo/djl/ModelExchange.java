@@ -4,9 +4,12 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.nn.Block;
 import ai.djl.nn.Parameter;
 import ai.djl.util.Pair;
+import dev.kolo.elastic.ElasticState;
+import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -58,18 +61,28 @@ final class ModelExchange {
 
     /** Overwrites every parameter and buffer with rank {@code root}'s values. */
     void broadcast(int root) {
+        broadcast(root, 0);
+    }
+
+    /** Overwrites every buffer (not the trained parameters) with rank {@code root}'s values. */
+    void broadcastBuffers(int root) {
+        broadcast(root, trained);
+    }
+
+    private void broadcast(int root, int from) {
         pending.clear();
-        for (int i = 0; i < parameters.size(); i++) {
+        for (int i = from; i < parameters.size(); i++) {
             pending.add(kolo.broadcastAsync("djl.value." + names.get(i), views[i].open(parameters.get(i).getArray()),
                     root));
         }
-        for (int i = 0; i < parameters.size(); i++) {
-            Tensor result = Awaits.await(kolo, pending.get(i), "djl.value." + names.get(i));
-            Tensor view = views[i].view();
-            view.data().duplicate().put(result.buffer());
-            views[i].finish();
+        try {
+            for (int i = from; i < parameters.size(); i++) {
+                Tensor result = Awaits.await(kolo, pending.get(i - from), "djl.value." + names.get(i));
+                views[i].view().data().duplicate().put(result.buffer());
+            }
+        } finally {
+            finishAll();
         }
-        pending.clear();
     }
 
     /**
@@ -83,24 +96,69 @@ final class ModelExchange {
                 gradients[i] = parameters.get(i).getArray().getGradient();
                 submit(i, gradients[i], "djl.grad.");
             }
-            for (int i = trained; i < parameters.size(); i++) {
-                submit(i, parameters.get(i).getArray(), "djl.buffer.");
-            }
+            submitBufferAverages();
+            awaitPending();
+        } finally {
+            finishAll();
+        }
+    }
+
+    /**
+     * Starts averaging every buffer over the ranks, in place; {@link #awaitPending} waits for it. Starting it
+     * before waiting for other collectives lets the runtime fuse the buffers with them.
+     */
+    void submitBufferAverages() {
+        for (int i = trained; i < parameters.size(); i++) {
+            submit(i, parameters.get(i).getArray(), "djl.buffer.");
+        }
+    }
+
+    /** Waits for every collective submitted since the last wait and writes back results held in copies. */
+    void awaitPending() {
+        try {
             for (int k = 0; k < pending.size(); k++) {
-                Awaits.await(kolo, pending.get(k), "djl average of " + (names.size() - k) + " arrays");
+                Awaits.await(kolo, pending.get(k), "the average of the model's arrays");
             }
         } finally {
-            for (int i = 0; i < views.length; i++) {
-                views[i].finish();
-            }
-            for (int i = 0; i < trained; i++) {
-                if (gradients[i] != null) {
-                    gradients[i].close();
-                    gradients[i] = null;
-                }
-            }
-            pending.clear();
+            finishAll();
         }
+    }
+
+    /** Forgets what was submitted without waiting for it (after another collective of the step failed). */
+    void dropPending() {
+        finishAll();
+    }
+
+    /**
+     * Registers every buffer, and with {@code trainedToo} every trained parameter, with {@code state} as the
+     * engine's own memory, so that commits and checkpoints read it and a restore writes it.
+     *
+     * @throws IllegalStateException if the engine hands out copies of its arrays rather than views
+     */
+    void register(ElasticState state, boolean trainedToo) {
+        for (int i = trainedToo ? 0 : trained; i < parameters.size(); i++) {
+            NDArray array = parameters.get(i).getArray();
+            if (!EngineArrays.shared(array)) {
+                throw new IllegalStateException("the engine (" + array.getManager().getEngine().getEngineName()
+                        + ") hands out copies of '" + names.get(i) + "', not its memory, so an elastic state cannot "
+                        + "hold it: use the PyTorch engine on CPU");
+            }
+            state.buffer(names.get(i), DType.FLOAT32, array.toByteBuffer(true).order(ByteOrder.LITTLE_ENDIAN),
+                    array.getShape().getShape());
+        }
+    }
+
+    private void finishAll() {
+        for (EngineTensor view : views) {
+            view.finish();
+        }
+        for (int i = 0; i < trained; i++) {
+            if (gradients[i] != null) {
+                gradients[i].close();
+                gradients[i] = null;
+            }
+        }
+        pending.clear();
     }
 
     private void submit(int i, NDArray array, String prefix) {

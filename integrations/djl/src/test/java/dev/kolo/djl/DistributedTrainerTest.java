@@ -85,6 +85,44 @@ class DistributedTrainerTest {
         assertArrayEquals(whole.get(steps - 1), resumed.get(steps - 1), "the same parameters at the end");
     }
 
+    /**
+     * A network with BatchNorm: its running statistics (no gradient) are equal on every rank after every step
+     * (they are averaged with the gradients; {@link #run} compares every array of the model), they change with
+     * training, and they are in the checkpoint: after rank 1 is killed, the restarted job resumes with the
+     * statistics the uninterrupted run had at that step and ends bitwise where it ends.
+     */
+    @Test
+    void batchNormStatisticsStayEqualOnEveryRankAndAreRestoredAfterAKill() throws Exception {
+        int steps = 5;
+        List<String> wholeLines = new ArrayList<>();
+        Map<Integer, float[]> whole = run("bn-whole", 2, 1, "none", steps, wholeLines,
+                List.of("-Dkolo.test.network=batchnorm"), tmp.resolve("ckpt-bn-whole").toString(), "-1");
+        List<String> buffers = wholeLines.stream().filter(l -> l.startsWith("[0] step "))
+                .map(l -> l.substring(l.indexOf(" buffers ") + 9)).toList();
+        assertEquals(steps, buffers.size(), String.join("\n", wholeLines));
+        assertTrue(buffers.stream().distinct().count() == steps, "the statistics change every step: " + buffers);
+        Path dir = tmp.resolve("ckpt-bn-killed");
+        try (ChildJvms jvms = start("bn-killed-first", 2, 1, "none", steps,
+                List.of("-Dkolo.test.network=batchnorm"), dir.toString(), "1")) {
+            assertEquals(137, jvms.waitExit(1, 240), jvms.tail(60));
+            assertTrue(jvms.waitExit(0, 240) != 0, "rank 0 fails with its peer gone\n" + jvms.tail(60));
+        }
+        List<String> resumedLines = new ArrayList<>();
+        Map<Integer, float[]> resumed = run("bn-killed", 2, 1, "none", steps, resumedLines,
+                List.of("-Dkolo.test.network=batchnorm"), dir.toString(), "-1");
+        List<String> resumes = resumedLines.stream().filter(l -> l.contains("] resumed at step ")).toList();
+        assertEquals(2, resumes.size(), "both ranks resume\n" + String.join("\n", resumedLines));
+        for (String l : resumes) {
+            // The checkpoint of step k holds the state after step k - 1 (checkpoints are written asynchronously, so
+            // k is the newest one complete when rank 1 died).
+            int k = Integer.parseInt(l.replaceAll(".*resumed at step (\\d+) .*", "$1"));
+            assertTrue(k >= 1, l);
+            assertTrue(l.endsWith(" buffers " + buffers.get(k - 1)), "restored statistics are those after step "
+                    + (k - 1) + ": " + l + " (expected " + buffers.get(k - 1) + ")");
+        }
+        assertArrayEquals(whole.get(steps - 1), resumed.get(steps - 1), "the same model at the end");
+    }
+
     static Map<Integer, float[]> run(String name, int np, int passes, String compression) throws Exception {
         return run(name, np, passes, compression, STEPS);
     }
@@ -96,8 +134,14 @@ class DistributedTrainerTest {
      */
     static Map<Integer, float[]> run(String name, int np, int passes, String compression, int steps,
                                      String... extra) throws Exception {
+        return run(name, np, passes, compression, steps, new ArrayList<>(), List.of(), extra);
+    }
+
+    /** {@link #run}, keeping the processes' output lines in {@code lines}, with extra JVM flags. */
+    static Map<Integer, float[]> run(String name, int np, int passes, String compression, int steps,
+                                     List<String> lines, List<String> jvmFlags, String... extra) throws Exception {
         Path out = tmp.resolve(name);
-        try (ChildJvms jvms = start(name, np, passes, compression, steps, extra)) {
+        try (ChildJvms jvms = start(name, np, passes, compression, steps, jvmFlags, extra)) {
             for (int r = 0; r < np; r++) {
                 assertEquals(0, jvms.waitExit(r, 240), name + ": rank " + r + " failed\n" + jvms.tail(60));
             }
@@ -106,6 +150,7 @@ class DistributedTrainerTest {
                 assertEquals(np, jvms.lines.stream().filter(l -> l.endsWith("] mean rank " + meanRank)).count(),
                         name + ": every rank logs the metric averaged over the ranks\n" + jvms.tail(20));
             }
+            lines.addAll(jvms.lines);
             Map<Integer, float[]> rank0 = new HashMap<>();
             for (int s = 0; s < steps; s++) {
                 Path file = out.resolve("rank-0-step-" + s + ".bin");
@@ -126,6 +171,11 @@ class DistributedTrainerTest {
     /** Starts the np worker processes of a job writing to {@code tmp/name}. */
     static ChildJvms start(String name, int np, int passes, String compression, int steps, String... extra)
             throws Exception {
+        return start(name, np, passes, compression, steps, List.of(), extra);
+    }
+
+    static ChildJvms start(String name, int np, int passes, String compression, int steps, List<String> jvmFlags,
+                           String... extra) throws Exception {
         Path out = tmp.resolve(name);
         // A fresh job name per start: a restarted job must not meet leftovers of the last.
         String job = "djl-" + name + "-" + Integer.toHexString(new Random().nextInt());
@@ -136,9 +186,10 @@ class DistributedTrainerTest {
             List<String> args = new ArrayList<>(List.of(out.toString(), Integer.toString(steps),
                     Integer.toString(GLOBAL_BATCH), Integer.toString(passes), compression, "11"));
             args.addAll(List.of(extra));
-            jvms.start(DjlWorker.class, List.of("-Xmx384m", "-Dai.djl.offline=true",
-                    "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1"), env,
-                    args.toArray(new String[0]));
+            List<String> flags = new ArrayList<>(List.of("-Xmx384m", "-Dai.djl.offline=true",
+                    "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1"));
+            flags.addAll(jvmFlags);
+            jvms.start(DjlWorker.class, flags, env, args.toArray(new String[0]));
         }
         return jvms;
     }

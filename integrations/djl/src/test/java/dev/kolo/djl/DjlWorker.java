@@ -11,6 +11,7 @@ import ai.djl.nn.Blocks;
 import ai.djl.nn.SequentialBlock;
 import ai.djl.nn.convolutional.Conv2d;
 import ai.djl.nn.core.Linear;
+import ai.djl.nn.norm.BatchNorm;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
@@ -36,7 +37,9 @@ import java.util.Random;
  * the model's initial weights come from {@code SEED + rank}, so ranks start different until the broadcast.
  * With a checkpoint directory every step is committed and checkpointed (parameters, SGD velocity, the step),
  * and a start finds the newest checkpoint and resumes from it; rank 1 halts at once (as SIGKILL would stop it)
- * after committing step {@code HALT_AFTER}.
+ * after committing step {@code HALT_AFTER}. With {@code -Dkolo.test.network=batchnorm} the network has a BatchNorm
+ * layer, whose running statistics (parameters without a gradient) are printed as {@code buffers HEX} after each
+ * step and after a resume.
  */
 public final class DjlWorker {
     static final int IMAGE = 8;
@@ -83,7 +86,7 @@ public final class DjlWorker {
                 if (state != null && state.restoreLatest().isPresent()) {
                     dist.loadParameters();
                     start = (int) state.longValue("step");
-                    System.out.println("resumed at step " + start);
+                    System.out.println("resumed at step " + start + " buffers " + checksum(bufferValues(model)));
                 } else {
                     dist.broadcastParameters(0);
                 }
@@ -107,7 +110,8 @@ public final class DjlWorker {
                     // The model's own arrays, not Kolo's copy: what the next forward pass computes with.
                     float[] values = modelValues(model);
                     write(out.resolve("rank-" + rank + "-step-" + step + ".bin"), values);
-                    System.out.println("step " + step + " checksum " + checksum(values));
+                    System.out.println("step " + step + " checksum " + checksum(values) + " buffers "
+                            + checksum(bufferValues(model)));
                     if (state != null) {
                         state.set("step", step + 1L);
                         state.commit();
@@ -154,6 +158,16 @@ public final class DjlWorker {
     }
 
     static SequentialBlock network() {
+        if ("batchnorm".equals(System.getProperty("kolo.test.network"))) {
+            return new SequentialBlock()
+                    .add(Conv2d.builder().setKernelShape(new Shape(3, 3)).setFilters(4).build())
+                    .add(BatchNorm.builder().build())
+                    .add(Activation::relu)
+                    .add(Blocks.batchFlattenBlock())
+                    .add(Linear.builder().setUnits(16).build())
+                    .add(Activation::relu)
+                    .add(Linear.builder().setUnits(CLASSES).build());
+        }
         return new SequentialBlock()
                 .add(Conv2d.builder().setKernelShape(new Shape(3, 3)).setFilters(4).build())
                 .add(Activation::relu)
@@ -188,6 +202,23 @@ public final class DjlWorker {
         for (var p : model.getBlock().getParameters()) {
             for (float v : p.getValue().getArray().toFloatArray()) {
                 all.add(v);
+            }
+        }
+        float[] out = new float[all.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = all.get(i);
+        }
+        return out;
+    }
+
+    /** The values of the parameters without a gradient (BatchNorm's running mean and variance). */
+    static float[] bufferValues(Model model) {
+        java.util.List<Float> all = new java.util.ArrayList<>();
+        for (var p : model.getBlock().getParameters()) {
+            if (!p.getValue().requiresGradient()) {
+                for (float v : p.getValue().getArray().toFloatArray()) {
+                    all.add(v);
+                }
             }
         }
         float[] out = new float[all.size()];
