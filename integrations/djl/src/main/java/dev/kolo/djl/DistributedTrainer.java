@@ -46,12 +46,12 @@ public final class DistributedTrainer {
     private final ModelParameters model;
     private final DistributedOptimizer optimizer;
     /** The buffers (parameters without a gradient), exchanged in the engine's memory. */
-    private final ModelExchange buffers;
+    private final ModelBuffers buffers;
 
     private DistributedTrainer(Builder b) {
         this.kolo = b.kolo;
         this.model = ModelParameters.of(b.block);
-        this.buffers = new ModelExchange(b.kolo, b.block);
+        this.buffers = ModelBuffers.of(b.kolo, b.block);
         this.optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(b.rule)
                 .compression(b.compression).backwardPassesPerStep(b.passesPerStep).namePrefix(b.prefix).build();
     }
@@ -76,7 +76,7 @@ public final class DistributedTrainer {
         model.readValues();
         optimizer.broadcastParameters(rootRank);
         model.writeValues();
-        buffers.broadcastBuffers(rootRank);
+        buffers.broadcast(rootRank);
     }
 
     /**
@@ -93,19 +93,19 @@ public final class DistributedTrainer {
         model.takeGradients(optimizer::gradientReady);
         boolean completesStep = (optimizer.passes() + 1) % optimizer.backwardPassesPerStep() == 0;
         if (completesStep) {
-            buffers.submitBufferAverages();
+            buffers.startAverage();
         }
         boolean updated;
         try {
             updated = optimizer.step(learningRate);
         } catch (RuntimeException e) {
-            buffers.dropPending(); // the step's own failure is the one to report
+            buffers.dropAverage(); // the step's own failure is the one to report
             throw e;
         }
         if (!updated) {
             return false;
         }
-        buffers.awaitPending();
+        buffers.awaitAverage();
         model.writeValues();
         return true;
     }
@@ -126,7 +126,7 @@ public final class DistributedTrainer {
      */
     public DistributedTrainer register(ElasticState state) {
         state.parameters(model.parameters());
-        buffers.register(state, false);
+        buffers.register(state);
         if (optimizer.updateRule() instanceof Sgd sgd) {
             for (Parameter p : model.parameters()) {
                 state.floats(p.name() + ".velocity", sgd.velocity(p), p.shape());

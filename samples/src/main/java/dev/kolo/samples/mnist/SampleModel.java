@@ -1,5 +1,6 @@
 package dev.kolo.samples.mnist;
 
+import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.train.Parameter;
 import java.util.List;
 import java.util.function.Consumer;
@@ -38,4 +39,24 @@ interface SampleModel {
 
     /** @return the architecture, for the start line */
     String describe();
+
+    /**
+     * Called before the optimizer's step that ends a step's backward passes: starts keeping the model's buffers
+     * (BatchNorm's running statistics) equal on every rank, so that it fuses with the gradients.
+     */
+    default void startStep() {
+    }
+
+    /** Called after that step: waits for what {@link #startStep} started, or drops it if the step failed. */
+    default void endStep(boolean failed) {
+    }
+
+    /** Registers the model's state beyond its {@link #parameters()} (its buffers) with {@code state}. */
+    default void register(ElasticState state) {
+    }
+
+    /** @return the values of the model's buffers, in a fixed order (none by default), for the checksum */
+    default float[] bufferValues() {
+        return new float[0];
+    }
 }

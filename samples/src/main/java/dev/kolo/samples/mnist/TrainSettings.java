@@ -14,7 +14,7 @@ import java.nio.file.Path;
  * @param checkpointDir    where to write checkpoints and resume from; null for none
  * @param checkpointEvery  optimizer steps between checkpoints (rounded up to a multiple of {@code commitEvery})
  * @param commitEvery      optimizer steps between commits of the training state (what a lost worker rolls back to)
- * @param model            {@value #MLP} or {@value #CNN}
+ * @param model            {@value #MLP}, {@value #CNN} or {@value #RESNET}
  * @param intraOpThreads   the CNN engine's threads per worker
  */
 record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, double warmupEpochs,
@@ -27,6 +27,8 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
     static final String MLP = "mlp";
     /** The convolutional network in DJL on the PyTorch engine. */
     static final String CNN = "cnn";
+    /** The small ResNet with BatchNorm in DJL on the PyTorch engine. */
+    static final String RESNET = "resnet";
 
     /** Global batches of at least this many examples get a warm-up by default. */
     static final int LARGE_GLOBAL_BATCH = 256;
@@ -40,8 +42,8 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
         if (!(lr > 0) || maxSteps < 0 || trainLimit < 0 || testLimit < 0) {
             throw new IllegalArgumentException("--lr must be positive; --max-steps and limits 0 or more");
         }
-        if (!model.equals(MLP) && !model.equals(CNN)) {
-            throw new IllegalArgumentException("--model must be mlp or cnn (got '" + model + "')");
+        if (!model.equals(MLP) && !model.equals(CNN) && !model.equals(RESNET)) {
+            throw new IllegalArgumentException("--model must be mlp, cnn or resnet (got '" + model + "')");
         }
         if (intraOpThreads < 1 || intraOpThreads > 256) {
             throw new IllegalArgumentException("--intra-op-threads must be 1 to 256 (got " + intraOpThreads + ")");

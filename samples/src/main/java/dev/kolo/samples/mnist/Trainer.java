@@ -14,7 +14,7 @@ import java.io.PrintStream;
 import java.util.Locale;
 
 /**
- * Data-parallel training of a {@link SampleModel} (the {@link Mlp} or the {@link DjlCnn}) on Fashion-MNIST: the
+ * Data-parallel training of a {@link SampleModel} (the {@link Mlp} or a {@link DjlModel}) on Fashion-MNIST: the
  * pattern to copy into a JVM training loop.
  *
  * <ol>
@@ -64,8 +64,8 @@ final class Trainer {
         this.test = settings.testLimit() > 0 ? data.test().head(settings.testLimit()) : data.test();
         this.s = settings;
         this.out = out;
-        this.model = s.model().equals(TrainSettings.CNN)
-                ? new DjlCnn(Math.max(s.batchSize(), EVAL_BATCH), s.seed(), s.intraOpThreads())
+        this.model = !s.model().equals(TrainSettings.MLP)
+                ? new DjlModel(kolo, s.model(), Math.max(s.batchSize(), EVAL_BATCH), s.seed(), s.intraOpThreads())
                 : new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
         this.sgd = new Sgd(s.momentum(), s.weightDecay());
         this.seed = s.seed();
@@ -198,7 +198,19 @@ final class Trainer {
                 intervalLoss += model.forward(x, y, batch);
                 intervalPasses++;
                 model.backward(optimizer::gradientReady);
-                optimizer.step(lr);
+                boolean last = pass == passes - 1;
+                if (last) {
+                    model.startStep();
+                }
+                boolean stepped = false;
+                try {
+                    optimizer.step(lr);
+                    stepped = true;
+                } finally {
+                    if (last) {
+                        model.endStep(!stepped);
+                    }
+                }
             }
             position += plan.globalBatch();
             step++;
@@ -246,7 +258,7 @@ final class Trainer {
 
     private void progress(long step, long epoch, int size, long gen) {
         out.printf(Locale.ROOT, "kolo: step=%d epoch=%d size=%d gen=%d checksum=%s%n", step, epoch + 1, size, gen,
-                ParameterChecksum.hex(ParameterChecksum.of(model.parameters())));
+                ParameterChecksum.hex(ParameterChecksum.of(model)));
     }
 
     /** Each rank evaluates its block of the test set; the counts are summed. Returns {accuracy, mean loss}. */
@@ -279,7 +291,7 @@ final class Trainer {
 
     /** The checksum of the final parameters, checked to be identical on every rank. */
     private long agreedChecksum(String tag) {
-        long mine = ParameterChecksum.of(model.parameters());
+        long mine = ParameterChecksum.of(model);
         long[] all = kolo.allgather(tag + "checksum", Tensor.of(new long[] {mine}, 1)).toLongArray();
         for (int r = 0; r < all.length; r++) {
             if (all[r] != mine) {

@@ -134,12 +134,13 @@ public final class TrainingJob {
         int backwardPassesPerStep;
 
         @Option(names = "--model", paramLabel = "KIND", defaultValue = TrainSettings.MLP,
-                description = "mlp (a multilayer perceptron in plain Java) or cnn (a convolutional network in DJL "
-                        + "on the PyTorch engine) (default: ${DEFAULT-VALUE}).")
+                description = "mlp (a multilayer perceptron in plain Java), cnn (a convolutional network in DJL "
+                        + "on the PyTorch engine) or resnet (a small ResNet with BatchNorm in DJL) (default: "
+                        + "${DEFAULT-VALUE}).")
         String model;
 
         @Option(names = "--intra-op-threads", paramLabel = "N", defaultValue = "1",
-                description = "Threads of the cnn's engine per worker; several workers share a machine's cores "
+                description = "Threads of the DJL engine (cnn, resnet) per worker; several workers share a machine's cores "
                         + "(default: ${DEFAULT-VALUE}).")
         int intraOpThreads;
 

@@ -7,7 +7,7 @@ import dev.kolo.runtime.train.Sgd;
 
 /**
  * Everything a training run must keep to continue elsewhere, registered in an {@link ElasticState}: the
- * model's parameters (live arrays), the SGD momentum ({@code <parameter>.momentum}) and the loop position
+ * model's parameters (live arrays), its buffers (BatchNorm's running statistics), the SGD momentum ({@code <parameter>.momentum}) and the loop position
  * as values: {@value #STEP} (optimizer steps done, over the whole run), {@value #EPOCH} (0-based),
  * {@value #POSITION} (examples of this epoch's permutation used, see {@link ShardSampler}) and
  * {@value #SEED} (of the shuffles). None of it depends on the number of workers, so a job may resume or
@@ -35,6 +35,7 @@ final class TrainingState implements AutoCloseable {
         }
         state = b.build();
         state.parameters(model.parameters());
+        model.register(state);
         for (Parameter p : model.parameters()) {
             state.floats(p.name() + ".momentum", sgd.velocity(p), p.shape());
         }

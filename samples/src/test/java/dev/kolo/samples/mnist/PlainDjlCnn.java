@@ -32,8 +32,8 @@ public final class PlainDjlCnn {
         int steps = Integer.parseInt(args[0]);
         int batch = Integer.parseInt(args[1]);
         int warmup = Math.min(20, steps / 5);
-        System.setProperty(DjlCnn.THREADS_PROPERTY, "1");
-        System.setProperty(DjlCnn.INTEROP_THREADS_PROPERTY, "1");
+        System.setProperty(DjlModel.THREADS_PROPERTY, "1");
+        System.setProperty(DjlModel.INTEROP_THREADS_PROPERTY, "1");
         System.setProperty("ai.djl.offline", "true");
         ImageSet train = FashionMnist.load(FashionMnist.DEBIAN_DIR).train();
         ShardSampler sampler = new ShardSampler(train.count(), 0, 1, 42);
@@ -43,11 +43,11 @@ public final class PlainDjlCnn {
         float[] labels = new float[batch];
         Engine.getEngine("PyTorch").setRandomSeed(42);
         try (Model model = Model.newInstance("plain-cnn", "PyTorch")) {
-            model.setBlock(DjlCnn.network());
+            model.setBlock(DjlNetworks.cnn());
             Optimizer sgd = Optimizer.sgd().setLearningRateTracker(Tracker.fixed(0.05f)).optMomentum(0.9f).build();
             try (Trainer trainer = model.newTrainer(new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss())
                     .optOptimizer(sgd))) {
-                trainer.initialize(new Shape(1, 1, DjlCnn.SIDE, DjlCnn.SIDE));
+                trainer.initialize(new Shape(1, 1, DjlModel.SIDE, DjlModel.SIDE));
                 long start = 0;
                 for (int step = 0; step < steps; step++) {
                     if (step == warmup) {
@@ -58,7 +58,7 @@ public final class PlainDjlCnn {
                         labels[i] = y[i];
                     }
                     try (NDManager m = trainer.getManager().newSubManager()) {
-                        NDArray images = m.create(FloatBuffer.wrap(x), new Shape(batch, 1, DjlCnn.SIDE, DjlCnn.SIDE));
+                        NDArray images = m.create(FloatBuffer.wrap(x), new Shape(batch, 1, DjlModel.SIDE, DjlModel.SIDE));
                         NDArray truth = m.create(FloatBuffer.wrap(labels), new Shape(batch));
                         try (GradientCollector gc = trainer.newGradientCollector()) {
                             gc.backward(trainer.getLoss().evaluate(new NDList(truth),

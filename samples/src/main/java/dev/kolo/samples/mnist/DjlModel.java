@@ -6,46 +6,45 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
 import ai.djl.ndarray.types.Shape;
-import ai.djl.nn.Activation;
-import ai.djl.nn.Blocks;
-import ai.djl.nn.SequentialBlock;
-import ai.djl.nn.convolutional.Conv2d;
-import ai.djl.nn.core.Linear;
-import ai.djl.nn.pooling.Pool;
 import ai.djl.training.DefaultTrainingConfig;
 import ai.djl.training.GradientCollector;
 import ai.djl.training.Trainer;
 import ai.djl.training.loss.Loss;
+import dev.kolo.djl.ModelBuffers;
 import dev.kolo.djl.ModelParameters;
+import dev.kolo.elastic.ElasticState;
+import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.train.Parameter;
 import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A convolutional network in Deep Java Library on the PyTorch engine (CPU): two blocks of 5x5 convolution
- * (16, then 32 filters), ReLU and 2x2 max pooling, then a hidden layer of 128 and the 10 classes. Kolo trains it
- * through {@link ModelParameters}: the optimizer updates Kolo's copy of the parameters, which the next forward
- * pass writes into the engine; the backward pass hands each gradient to Kolo. Not thread-safe.
+ * A network of {@link DjlNetworks} in Deep Java Library on the PyTorch engine (CPU). Kolo trains it through
+ * {@link ModelParameters}: the optimizer updates Kolo's copy of the parameters, which the next forward pass writes
+ * into the engine; the backward pass hands each gradient to Kolo. Its buffers (BatchNorm's running statistics)
+ * stay in the engine's memory and are kept equal on every rank by {@link ModelBuffers}. Not thread-safe.
  */
-final class DjlCnn implements SampleModel, AutoCloseable {
+final class DjlModel implements SampleModel, AutoCloseable {
     /** The engine's property for its intra-op threads; read once, when the engine starts. */
     static final String THREADS_PROPERTY = "ai.djl.pytorch.num_threads";
     static final String INTEROP_THREADS_PROPERTY = "ai.djl.pytorch.num_interop_threads";
     static final int SIDE = 28;
-    static final int CLASSES = 10;
 
     private final int maxBatch;
     private final Model model;
     private final Trainer trainer;
     private final ModelParameters parameters;
+    private final ModelBuffers buffers;
+    private final String name;
     private final float[] labels;
     private int correct;
 
     /**
+     * @param name    {@value TrainSettings#CNN} or {@value TrainSettings#RESNET}
      * @param threads intra-op threads of the engine (several workers share a machine's cores)
-     * @param seed initial weights (every rank then starts from rank 0's: the elastic state's first sync)
+     * @param seed    initial weights (every rank then starts from rank 0's: the elastic state's first sync)
      */
-    DjlCnn(int maxBatch, long seed, int threads) {
+    DjlModel(Kolo kolo, String name, int maxBatch, long seed, int threads) {
         // The engine reads these when it starts; a worker starts it once, here.
         System.setProperty(THREADS_PROPERTY, Integer.toString(threads));
         System.setProperty(INTEROP_THREADS_PROPERTY, "1");
@@ -53,27 +52,13 @@ final class DjlCnn implements SampleModel, AutoCloseable {
         this.maxBatch = maxBatch;
         this.labels = new float[maxBatch];
         Engine.getEngine("PyTorch").setRandomSeed((int) seed);
-        this.model = Model.newInstance("fashion-mnist-cnn", "PyTorch");
-        model.setBlock(network());
+        this.name = name;
+        this.model = Model.newInstance("fashion-mnist-" + name, "PyTorch");
+        model.setBlock(name.equals(TrainSettings.RESNET) ? DjlNetworks.resnet() : DjlNetworks.cnn());
         this.trainer = model.newTrainer(new DefaultTrainingConfig(Loss.softmaxCrossEntropyLoss()));
         trainer.initialize(new Shape(1, 1, SIDE, SIDE));
         this.parameters = ModelParameters.of(model.getBlock());
-    }
-
-    static SequentialBlock network() {
-        return new SequentialBlock()
-                .add(Conv2d.builder().setKernelShape(new Shape(5, 5)).optPadding(new Shape(2, 2)).setFilters(16)
-                        .build())
-                .add(Activation::relu)
-                .add(Pool.maxPool2dBlock(new Shape(2, 2)))
-                .add(Conv2d.builder().setKernelShape(new Shape(5, 5)).optPadding(new Shape(2, 2)).setFilters(32)
-                        .build())
-                .add(Activation::relu)
-                .add(Pool.maxPool2dBlock(new Shape(2, 2)))
-                .add(Blocks.batchFlattenBlock())
-                .add(Linear.builder().setUnits(128).build())
-                .add(Activation::relu)
-                .add(Linear.builder().setUnits(CLASSES).build());
+        this.buffers = ModelBuffers.of(kolo, model.getBlock());
     }
 
     @Override
@@ -108,7 +93,9 @@ final class DjlCnn implements SampleModel, AutoCloseable {
 
     @Override
     public String describe() {
-        return "cnn conv5x5x16-pool-conv5x5x32-pool-128-10 (DJL " + Engine.getEngine("PyTorch").getEngineName()
+        String layers = name.equals(TrainSettings.RESNET) ? "resnet stem16-res16-res32-res64-avgpool-10 (batchnorm)"
+                : "cnn conv5x5x16-pool-conv5x5x32-pool-128-10";
+        return layers + " (DJL " + Engine.getEngine("PyTorch").getEngineName()
                 + " " + Engine.getEngine("PyTorch").getVersion() + ", " + System.getProperty(THREADS_PROPERTY)
                 + " intra-op thread(s))";
     }
@@ -143,6 +130,30 @@ final class DjlCnn implements SampleModel, AutoCloseable {
                     .toType(ai.djl.ndarray.types.DataType.INT64, false).sum().getLong();
             return loss.getFloat();
         }
+    }
+
+    @Override
+    public void startStep() {
+        buffers.startAverage();
+    }
+
+    @Override
+    public void endStep(boolean failed) {
+        if (failed) {
+            buffers.dropAverage();
+        } else {
+            buffers.awaitAverage();
+        }
+    }
+
+    @Override
+    public void register(ElasticState state) {
+        buffers.register(state);
+    }
+
+    @Override
+    public float[] bufferValues() {
+        return buffers.values();
     }
 
     @Override
