@@ -10,6 +10,7 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.train.Parameter;
+import dev.kolo.runtime.train.UpdateRule;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -130,6 +131,36 @@ public final class ElasticState implements AutoCloseable {
     public ElasticState parameters(List<Parameter> parameters) {
         for (Parameter p : parameters) {
             floats(p.name(), p.values(), p.shape());
+        }
+        return this;
+    }
+
+    /**
+     * Registers every array of state {@code rule} keeps for {@code parameters} (the velocity of a
+     * {@link dev.kolo.runtime.train.Sgd Sgd} with momentum, the moments and step counts of
+     * {@link dev.kolo.runtime.train.Adam Adam}, {@link dev.kolo.runtime.train.AdamW AdamW} and
+     * {@link dev.kolo.runtime.train.Lamb Lamb}) under the names the rule gives them (see
+     * {@link UpdateRule#state}), creating it if no step was taken yet. With the parameters registered too, a
+     * commit holds everything the next step depends on, and a restore takes the optimizer back to the committed
+     * step along with the weights. A rule without state registers nothing.
+     *
+     * @throws IllegalArgumentException if a state name is already registered (two parameters sharing a name)
+     */
+    public ElasticState updateRule(UpdateRule rule, List<Parameter> parameters) {
+        Objects.requireNonNull(rule, "rule");
+        UpdateRule.StateSink sink = new UpdateRule.StateSink() {
+            @Override
+            public void floats(String name, float[] live, long[] shape) {
+                ElasticState.this.floats(name, live, shape);
+            }
+
+            @Override
+            public void longs(String name, long[] live, long[] shape) {
+                ElasticState.this.longs(name, live, shape);
+            }
+        };
+        for (Parameter p : parameters) {
+            rule.state(p, sink);
         }
         return this;
     }

@@ -33,8 +33,8 @@ import java.util.List;
  * <p>Each parameter's gradient is submitted as a named tensor as soon as the backward pass is over (DJL runs the
  * whole backward pass in one call, so the exchange cannot overlap it), the runtime fuses them into ring
  * operations, and the update rule runs on Kolo's copy of the parameters, whose state (an {@link Sgd}'s
- * velocity) is therefore available to checkpoints and elastic commits; the updated values are written back
- * into the model's arrays. Parameters and gradients are copied between the engine's memory and Kolo's arrays
+ * velocity, Adam's moments) is therefore available to checkpoints and elastic commits; the updated values are
+ * written back into the model's arrays. Parameters and gradients are copied between the engine's memory and Kolo's arrays
  * once per step each way: where the engine's array lies in CPU memory the copy reads and writes it in place
  * through {@link ai.djl.ndarray.NDArray#toByteBuffer(boolean)}, with no further allocation.
  *
@@ -120,18 +120,14 @@ public final class DistributedTrainer {
     }
 
     /**
-     * Registers the parameters, the buffers (as the engine's own memory) and an {@link Sgd}'s velocity with
-     * {@code state}, so that commits and checkpoints hold everything the next step depends on; after a restore
-     * call {@link #loadParameters()}.
+     * Registers the parameters, the buffers (as the engine's own memory) and the update rule's state for the
+     * parameters (an {@link Sgd}'s velocity, Adam's moments and step counts: see {@link ElasticState#updateRule})
+     * with {@code state}, so that commits and checkpoints hold everything the next step depends on; after a
+     * restore call {@link #loadParameters()}.
      */
     public DistributedTrainer register(ElasticState state) {
-        state.parameters(model.parameters());
+        state.parameters(model.parameters()).updateRule(optimizer.updateRule(), model.parameters());
         buffers.register(state);
-        if (optimizer.updateRule() instanceof Sgd sgd) {
-            for (Parameter p : model.parameters()) {
-                state.floats(p.name() + ".velocity", sgd.velocity(p), p.shape());
-            }
-        }
         return this;
     }
 

@@ -181,7 +181,7 @@ public final class DistributedOptimizer {
         return ps;
     }
 
-    /** @return the update rule (e.g. to checkpoint an {@link Sgd}'s momentum) */
+    /** @return the update rule (e.g. to checkpoint its {@link UpdateRule#state state}) */
     public UpdateRule updateRule() {
         return rule;
     }

@@ -6,7 +6,8 @@ import java.util.Map;
 /**
  * Stochastic gradient descent with momentum and L2 weight decay:
  * {@code v = momentum * v + (g + weightDecay * w); w -= lr * v}. Keeps one velocity array per parameter
- * name, created on first use. Not thread-safe (one training thread).
+ * name, created on first use, whose {@link #state state} is {@code <name>.velocity}. Not thread-safe (one
+ * training thread).
  */
 public final class Sgd implements UpdateRule {
     private final float momentum;
@@ -42,6 +43,14 @@ public final class Sgd implements UpdateRule {
             float vi = momentum * v[i] + g[i] + weightDecay * w[i];
             v[i] = vi;
             w[i] -= lr * vi;
+        }
+    }
+
+    /** With momentum, hands over {@code p.name() + ".velocity"}; plain SGD keeps no state. */
+    @Override
+    public void state(Parameter p, StateSink sink) {
+        if (momentum > 0) {
+            sink.floats(p.name() + ".velocity", velocity(p), p.shape());
         }
     }
 

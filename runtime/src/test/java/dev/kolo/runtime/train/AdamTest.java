@@ -1,0 +1,48 @@
+package dev.kolo.runtime.train;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+class AdamTest {
+    @Test
+    void fiveStepsMatchTheDoublePrecisionReference() {
+        RuleChecks.matchesReference(new Adam(0), DoubleAdam.Kind.ADAM, 0);
+    }
+
+    @Test
+    void l2WeightDecayGoesThroughTheMoments() {
+        RuleChecks.matchesReference(new Adam(0.1), DoubleAdam.Kind.ADAM, 0.1);
+    }
+
+    /**
+     * Bias correction undoes the zero start of the moments: with a constant gradient, mhat = g and vhat = g^2 at
+     * every step, so each step moves each weight by lr * g / (|g| + eps), about lr * sign(g), from the first on
+     * (without correction the first step would be sqrt(0.001) / 0.1, about a third of that).
+     */
+    @Test
+    void biasCorrectionMakesEveryStepAboutTheLearningRate() {
+        float[] g = {3f, -0.02f, 1e-3f, -7f};
+        Parameter p = Parameter.of("w", new float[4], g.clone());
+        Adam adam = new Adam(0);
+        float[] before = new float[4];
+        for (int step = 1; step <= 3; step++) {
+            System.arraycopy(p.values(), 0, before, 0, 4);
+            adam.apply(p, 0.1);
+            for (int i = 0; i < 4; i++) {
+                double expected = -0.1 * g[i] / (Math.abs(g[i]) + 1e-8);
+                assertEquals(expected, p.values()[i] - before[i], 1e-6 * 0.1 * step, "step " + step + ", w[" + i + "]");
+            }
+        }
+    }
+
+    @Test
+    void stateIsLiveAndComplete() {
+        RuleChecks.stateIsLiveAndComplete(() -> new Adam(0.01));
+    }
+
+    @Test
+    void refusesBadArguments() {
+        RuleChecks.refusesBadArguments("Adam", Adam::new);
+    }
+}
