@@ -1,7 +1,12 @@
 package dev.kolo.samples.mnist;
 
+import dev.kolo.runtime.train.Adam;
+import dev.kolo.runtime.train.AdamW;
 import dev.kolo.runtime.train.Compression;
+import dev.kolo.runtime.train.Lamb;
 import dev.kolo.runtime.train.LrScaling;
+import dev.kolo.runtime.train.Sgd;
+import dev.kolo.runtime.train.UpdateRule;
 import java.nio.file.Path;
 
 /**
@@ -15,13 +20,15 @@ import java.nio.file.Path;
  * @param checkpointEvery  optimizer steps between checkpoints (rounded up to a multiple of {@code commitEvery})
  * @param commitEvery      optimizer steps between commits of the training state (what a lost worker rolls back to)
  * @param model            {@value #MLP}, {@value #CNN} or {@value #RESNET}
- * @param intraOpThreads   the CNN engine's threads per worker
+ * @param intraOpThreads   the DJL engine's threads per worker
+ * @param optimizer        the update rule: {@code sgd} (with {@code momentum}), {@code adam}, {@code adamw} or
+ *                         {@code lamb}, each with {@code weightDecay}
  */
 record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, double warmupEpochs,
                      boolean cosineDecay, Compression compression, int backwardPassesPerStep, long seed,
                      long maxSteps, int logEvery, int[] hidden, double momentum, double weightDecay,
                      int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery, int commitEvery,
-                     String model, int intraOpThreads) {
+                     String model, int intraOpThreads, String optimizer) {
 
     /** The hand-written multilayer perceptron (the default). */
     static final String MLP = "mlp";
@@ -29,6 +36,9 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
     static final String CNN = "cnn";
     /** The small ResNet with BatchNorm in DJL on the PyTorch engine. */
     static final String RESNET = "resnet";
+
+    /** The update rules {@code --optimizer} names. */
+    static final java.util.List<String> OPTIMIZERS = java.util.List.of("sgd", "adam", "adamw", "lamb");
 
     /** Global batches of at least this many examples get a warm-up by default. */
     static final int LARGE_GLOBAL_BATCH = 256;
@@ -45,6 +55,10 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
         if (!model.equals(MLP) && !model.equals(CNN) && !model.equals(RESNET)) {
             throw new IllegalArgumentException("--model must be mlp, cnn or resnet (got '" + model + "')");
         }
+        if (!OPTIMIZERS.contains(optimizer)) {
+            throw new IllegalArgumentException("--optimizer must be one of " + String.join(", ", OPTIMIZERS) + " (got '"
+                    + optimizer + "')");
+        }
         if (intraOpThreads < 1 || intraOpThreads > 256) {
             throw new IllegalArgumentException("--intra-op-threads must be 1 to 256 (got " + intraOpThreads + ")");
         }
@@ -60,6 +74,16 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
         }
         long global = (long) batchSize * size * backwardPassesPerStep;
         return global >= LARGE_GLOBAL_BATCH ? Math.max(1, epochs / 5.0) : 0;
+    }
+
+    /** @return a new instance of the update rule {@code optimizer} names */
+    UpdateRule updateRule() {
+        switch (optimizer) {
+            case "adam": return new Adam(weightDecay);
+            case "adamw": return new AdamW(weightDecay);
+            case "lamb": return new Lamb(weightDecay);
+            default: return new Sgd(momentum, weightDecay);
+        }
     }
 
     /** @return every how many commits one goes to the checkpoint store: checkpointEvery / commitEvery, rounded up */

@@ -9,7 +9,7 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.train.DistributedOptimizer;
 import dev.kolo.runtime.train.LearningRateSchedule;
-import dev.kolo.runtime.train.Sgd;
+import dev.kolo.runtime.train.UpdateRule;
 import java.io.PrintStream;
 import java.util.Locale;
 
@@ -45,7 +45,7 @@ final class Trainer {
     private final TrainSettings s;
     private final PrintStream out;
     private final SampleModel model;
-    private final Sgd sgd;
+    private final UpdateRule rule;
     /** Seed of the shuffles: the state's (a resumed run keeps the data order it started with). */
     private long seed;
     private boolean entered;
@@ -67,7 +67,7 @@ final class Trainer {
         this.model = !s.model().equals(TrainSettings.MLP)
                 ? new DjlModel(kolo, s.model(), Math.max(s.batchSize(), EVAL_BATCH), s.seed(), s.intraOpThreads())
                 : new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
-        this.sgd = new Sgd(s.momentum(), s.weightDecay());
+        this.rule = s.updateRule();
         this.seed = s.seed();
         this.metrics = TrainingMetrics.of(kolo.meterRegistry());
     }
@@ -76,8 +76,8 @@ final class Trainer {
         return model;
     }
 
-    Sgd sgd() {
-        return sgd;
+    UpdateRule rule() {
+        return rule;
     }
 
     /** @return the plan for {@code size} workers, for this worker's current rank */
@@ -130,7 +130,7 @@ final class Trainer {
         long position = st.longValue(TrainingState.POSITION);
         seed = st.longValue(TrainingState.SEED);
         Plan plan = plan(size);
-        DistributedOptimizer optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(sgd)
+        DistributedOptimizer optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(rule)
                 .compression(s.compression()).backwardPassesPerStep(passes).namePrefix(tag + "grad.").build();
         if (rank == 0) {
             if (!entered) {

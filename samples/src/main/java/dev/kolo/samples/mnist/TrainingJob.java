@@ -55,7 +55,7 @@ public final class TrainingJob {
     public String run(Kolo kolo, PrintStream out) {
         loadData();
         Trainer trainer = new Trainer(kolo, data, settings, out);
-        try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.sgd(), settings)) {
+        try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), settings)) {
             current = state;
             if (leaveRequested) {
                 state.requestLeave();
@@ -116,12 +116,19 @@ public final class TrainingJob {
                         + "${DEFAULT-VALUE}).")
         String lrDecay;
 
+        @Option(names = "--optimizer", paramLabel = "RULE", defaultValue = "sgd",
+                description = "The update rule: sgd (with --momentum), adam, adamw (decoupled weight decay) or lamb "
+                        + "(layer-wise trust ratio, for large global batches); its state is committed and "
+                        + "checkpointed with the parameters (default: ${DEFAULT-VALUE}).")
+        String optimizer;
+
         @Option(names = "--momentum", paramLabel = "M", defaultValue = "0.9",
                 description = "SGD momentum (default: ${DEFAULT-VALUE}).")
         double momentum;
 
         @Option(names = "--weight-decay", paramLabel = "W", defaultValue = "0",
-                description = "L2 weight decay (default: ${DEFAULT-VALUE}).")
+                description = "Weight decay: L2 for sgd and adam, decoupled for adamw and lamb (default: "
+                        + "${DEFAULT-VALUE}).")
         double weightDecay;
 
         @Option(names = "--compression", paramLabel = "KIND", defaultValue = "none",
@@ -200,7 +207,8 @@ public final class TrainingJob {
             TrainSettings s = new TrainSettings(epochs, batchSize, lr, LrScaling.parse(lrScaling), warmup, cosine,
                     Compression.parse(compression), backwardPassesPerStep, seed, maxSteps, logEvery, hidden.clone(),
                     momentum, weightDecay, trainLimit, 0, checkpointDir,
-                    checkpointEvery, commitEvery, model.trim().toLowerCase(Locale.ROOT), intraOpThreads);
+                    checkpointEvery, commitEvery, model.trim().toLowerCase(Locale.ROOT), intraOpThreads,
+                    optimizer.trim().toLowerCase(Locale.ROOT));
             return new TrainingJob(s, data != null ? data : FashionMnist.DEBIAN_DIR);
         }
 

@@ -2,12 +2,12 @@ package dev.kolo.samples.mnist;
 
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.Kolo;
-import dev.kolo.runtime.train.Parameter;
-import dev.kolo.runtime.train.Sgd;
+import dev.kolo.runtime.train.UpdateRule;
 
 /**
  * Everything a training run must keep to continue elsewhere, registered in an {@link ElasticState}: the
- * model's parameters (live arrays), its buffers (BatchNorm's running statistics), the SGD momentum ({@code <parameter>.momentum}) and the loop position
+ * model's parameters (live arrays), its buffers (BatchNorm's running statistics), the update rule's state ({@code <parameter>.velocity} for
+ * SGD; {@code .m}, {@code .v}, {@code .step} for the Adam family) and the loop position
  * as values: {@value #STEP} (optimizer steps done, over the whole run), {@value #EPOCH} (0-based),
  * {@value #POSITION} (examples of this epoch's permutation used, see {@link ShardSampler}) and
  * {@value #SEED} (of the shuffles). None of it depends on the number of workers, so a job may resume or
@@ -26,7 +26,7 @@ final class TrainingState implements AutoCloseable {
 
     private final ElasticState state;
 
-    TrainingState(Kolo kolo, SampleModel model, Sgd sgd, TrainSettings s) {
+    TrainingState(Kolo kolo, SampleModel model, UpdateRule rule, TrainSettings s) {
         ElasticState.Builder b = ElasticState.builder(kolo).checkpointEvery(s.checkpointEveryCommits())
                 // The worker's own shutdown hook asks to leave and decides the exit status (see WorkerCommand).
                 .leaveOnSigterm(false, TrainingJob.LEAVE_TIMEOUT);
@@ -34,11 +34,8 @@ final class TrainingState implements AutoCloseable {
             b.checkpointDirectory(s.checkpointDir());
         }
         state = b.build();
-        state.parameters(model.parameters());
+        state.parameters(model.parameters()).updateRule(rule, model.parameters());
         model.register(state);
-        for (Parameter p : model.parameters()) {
-            state.floats(p.name() + ".momentum", sgd.velocity(p), p.shape());
-        }
         state.value(STEP, 0L).value(EPOCH, 0L).value(POSITION, 0L).value(SEED, s.seed());
     }
 

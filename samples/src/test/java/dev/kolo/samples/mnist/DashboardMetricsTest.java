@@ -49,14 +49,14 @@ class DashboardMetricsTest {
                 .clusterPort(12000 + 20 * new Random().nextInt(480)).metricsPort(port).build();
         FashionMnist data = FashionMnist.load(FashionMnist.DEBIAN_DIR);
         TrainSettings settings = new TrainSettings(1, 32, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 7,
-                0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10, TrainSettings.MLP, 1);
+                0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10, TrainSettings.MLP, 1, "sgd");
         Map<String, Double> scraped;
         Set<String> servedLabels = new TreeSet<>();
         try (Kolo kolo = Kolo.init(config);
              PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)) {
             Trainer trainer = new Trainer(kolo, data, settings, out);
             TrainResult r;
-            try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.sgd(), settings)) {
+            try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), settings)) {
                 r = trainer.run(state);
             }
             assertTrue(r.steps() > 0, r.toString());

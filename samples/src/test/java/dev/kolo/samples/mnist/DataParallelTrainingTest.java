@@ -85,7 +85,7 @@ class DataParallelTrainingTest {
 
     private static TrainSettings settings(int epochs, int batch, long maxSteps, Path checkpointDir) {
         return new TrainSettings(epochs, batch, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 42,
-                maxSteps, 25, new int[] {128, 64}, 0.9, 0, TRAIN, TEST, checkpointDir, 30, 10, TrainSettings.MLP, 1);
+                maxSteps, 25, new int[] {128, 64}, 0.9, 0, TRAIN, TEST, checkpointDir, 30, 10, TrainSettings.MLP, 1, "sgd");
     }
 
     /** One run on every worker of {@code job}, concurrently; rank 0's output goes into {@code log}. */
@@ -97,7 +97,7 @@ class DataParallelTrainingTest {
             for (Kolo k : job) {
                 f.add(pool.submit(() -> {
                     Trainer t = new Trainer(k, data, s, out);
-                    try (TrainingState state = new TrainingState(k, t.model(), t.sgd(), s)) {
+                    try (TrainingState state = new TrainingState(k, t.model(), t.rule(), s)) {
                         return t.run(state);
                     }
                 }));
