@@ -32,6 +32,22 @@ import org.slf4j.LoggerFactory;
  * One worker's handle on a Kolo job. {@link #init(KoloConfig)} joins the job's cluster, waits until the
  * expected workers are present and returns once this worker has its rank. Several handles may live in one
  * JVM, each its own cluster member. Thread-safe.
+ *
+ * <p><b>Completion callbacks.</b> The future of an asynchronous collective completes on the thread that drove
+ * the op to its end: the worker's collective thread, or any thread blocked in a Kolo call or waiting on a Kolo
+ * future (such a thread drives the collective engine itself), or, when a generation ends, the thread that
+ * ended it; a callback registered on a future that is already done runs on the registering thread. A callback
+ * never runs while its thread holds the collective engine, so it may call another collective, even a blocking
+ * one ({@code allreduceAsync("a", t, SUM).thenApply(x -> kolo.allreduce("b", u, SUM))} works: the inner call
+ * drives the engine itself). While a callback runs, though, its thread drives nothing else, so a callback that
+ * takes long delays the asynchronous ops of this rank: chain collectives with {@code thenCompose}, and run long
+ * work with {@code thenApplyAsync} on an executor of your own.
+ *
+ * <p><b>Interrupts.</b> A thread interrupted while it waits in a blocking collective (or on a Kolo future's
+ * {@code join}/{@code get}) stops waiting within milliseconds: the call throws a {@link KoloException} caused by
+ * an {@link InterruptedException}, with the thread's interrupt status still set. The op itself is not
+ * withdrawn, since the other ranks may already be running it: it stays submitted, runs on every rank once all
+ * have submitted it, and its result on this rank is discarded (its name is free again once it has run).
  */
 public final class Kolo implements AutoCloseable {
     static {

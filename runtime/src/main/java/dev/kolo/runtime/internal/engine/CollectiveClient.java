@@ -74,6 +74,12 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     private final Map<String, PendingOp> inFlight = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<PendingOp> submissions = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /**
+     * Ops finished while the engine lock was held, whose futures are completed once it is let go: a completion
+     * callback then never runs inside the engine, so it may call a blocking collective, which drives the engine
+     * itself (a callback run under the lock would wait for an engine that nothing can drive).
+     */
+    private final ConcurrentLinkedQueue<PendingOp> finished = new ConcurrentLinkedQueue<>();
     private final ReentrantLock engine = new ReentrantLock();
     private final AtomicInteger callers = new AtomicInteger();
     private final Thread thread;
@@ -179,8 +185,11 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      * @throws Deadlines.KoloTimeout past the System.nanoTime() {@code deadline}
      */
     void drive(CompletableFuture<?> f, long deadline) {
-        if (engine.isHeldByCurrentThread()) {
-            return; // a wait inside a completion callback: the engine must not run nested in itself
+        if (engine.isHeldByCurrentThread() && !f.isDone()) {
+            // Only a future completed by the engine itself (not an op's) can get here: nothing could drive it.
+            throw new KoloException("a blocking Kolo call was made inside Kolo's collective engine, which would "
+                    + "wait for ever; use the asynchronous form and chain it (thenCompose), or run the callback "
+                    + "elsewhere (thenApplyAsync)");
         }
         if (!f.isDone()) {
             Thread me = Thread.currentThread();
@@ -284,7 +293,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         }
         for (PendingOp op : new ArrayList<>(inFlight.values())) {
             if (op.generation == g && inFlight.remove(op.spec.name, op)) {
-                op.future.completeExceptionally(cause);
+                complete(op, null, cause);
             }
         }
         tasks.add(() -> g.abortJoin(cause));
@@ -297,10 +306,34 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         if (op == null || !inFlight.remove(op.spec.name, op)) {
             return;
         }
-        if (error != null) {
+        complete(op, result, error);
+    }
+
+    /** Completes at once, or, on the thread that holds the engine, once it lets go (see {@link #finished}). */
+    private void complete(PendingOp op, Tensor result, Throwable error) {
+        if (engine.isHeldByCurrentThread()) {
+            op.result = result;
+            op.error = error;
+            finished.add(op);
+        } else if (error != null) {
             op.future.completeExceptionally(error);
         } else {
             op.future.complete(result);
+        }
+    }
+
+    /**
+     * Completes the futures of ops finished under the lock, on this thread, which no longer holds it: their
+     * callbacks run here (a callback may itself drive the engine, and deliver what its own ops finished).
+     */
+    private void deliver() {
+        for (PendingOp op; (op = finished.poll()) != null; ) {
+            Throwable error = op.error;
+            if (error != null) {
+                op.future.completeExceptionally(error);
+            } else {
+                op.future.complete(op.result);
+            }
         }
     }
 
@@ -373,6 +406,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         if (work && collectiveParked) {
             LockSupport.unpark(thread);
         }
+        deliver();
     }
 
     /** A caller may drive only a generation whose data plane is open (the collective thread opens it). */
@@ -391,7 +425,8 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     private void driveLocked(CompletableFuture<?> f, long deadline) {
         boolean peer = false;
         long lastWork = System.nanoTime();
-        while (!f.isDone() && canDrive()) {
+        // Ops finished meanwhile (perhaps f's) are delivered once the lock is let go.
+        while (!f.isDone() && canDrive() && finished.isEmpty()) {
             long now = System.nanoTime();
             if (now - deadline >= 0) {
                 break;
