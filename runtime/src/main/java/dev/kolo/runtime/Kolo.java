@@ -43,11 +43,15 @@ import org.slf4j.LoggerFactory;
  * takes long delays the asynchronous ops of this rank: chain collectives with {@code thenCompose}, and run long
  * work with {@code thenApplyAsync} on an executor of your own.
  *
- * <p><b>Interrupts.</b> A thread interrupted while it waits in a blocking collective (or on a Kolo future's
- * {@code join}/{@code get}) stops waiting within milliseconds: the call throws a {@link KoloException} caused by
- * an {@link InterruptedException}, with the thread's interrupt status still set. The op itself is not
- * withdrawn, since the other ranks may already be running it: it stays submitted, runs on every rank once all
- * have submitted it, and its result on this rank is discarded (its name is free again once it has run).
+ * <p><b>Interrupts.</b> A thread interrupted while it waits in a blocking collective or barrier (or in a Kolo
+ * future's {@code join}) stops waiting at once, or, if it is in the middle of an agreement round or an op on
+ * the data plane (its peers are in it too), as soon as that ends: the call throws a
+ * {@link KoloInterruptedException} (cause: an {@link InterruptedException}) with the thread's interrupt status
+ * still set; a future's {@code get} throws the {@code InterruptedException} itself. The op is not withdrawn,
+ * since the other ranks may already be running it: it stays submitted, runs on every rank once all have
+ * submitted it (the collective thread drives it meanwhile), its future completes then and its result on this
+ * rank is discarded; its name is in flight until then. No thread spins while it waits: a waiting thread polls
+ * for at most a millisecond, then parks.
  */
 public final class Kolo implements AutoCloseable {
     static {

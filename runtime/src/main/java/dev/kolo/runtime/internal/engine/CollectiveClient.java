@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.control.ControlMessage;
@@ -66,6 +67,10 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      * microseconds) before it parks until the lock is free or its op is done.
      */
     private static final long LOCK_POLL_NANOS = 500_000;
+
+    /** An interrupted waiter's message: the op is not withdrawn, since the other ranks may be running it. */
+    static final String INTERRUPTED = "interrupted while waiting for a collective; the op stays submitted and runs "
+            + "once every rank has submitted it, its result on this rank discarded";
 
     private final ControlChannel node;
     private final DataPlaneFactory dataPlanes;
@@ -198,6 +203,10 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
             try {
                 long lockPollUntil = System.nanoTime() + LOCK_POLL_NANOS;
                 while (!f.isDone()) {
+                    if (me.isInterrupted()) {
+                        // Every wait below would return at once (park, select): leave instead of spinning.
+                        throw new KoloInterruptedException(INTERRUPTED);
+                    }
                     long now = System.nanoTime();
                     if (now - deadline >= 0) {
                         throw new Deadlines.KoloTimeout();
@@ -223,10 +232,6 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
                             }
                         } finally {
                             parkedCallers.remove(me);
-                        }
-                        if (Thread.interrupted()) {
-                            Thread.currentThread().interrupt();
-                            throw new KoloException("interrupted while waiting for a collective");
                         }
                     }
                 }
@@ -426,7 +431,10 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         boolean peer = false;
         long lastWork = System.nanoTime();
         // Ops finished meanwhile (perhaps f's) are delivered once the lock is let go.
-        while (!f.isDone() && canDrive() && finished.isEmpty()) {
+        // An interrupted caller stops between steps (a round or op in progress ends first: the peers are in it
+        // too), and drive() reports the interrupt; the collective thread drives the op on from there.
+        Thread me = Thread.currentThread();
+        while (!f.isDone() && canDrive() && finished.isEmpty() && !me.isInterrupted()) {
             long now = System.nanoTime();
             if (now - deadline >= 0) {
                 break;
