@@ -776,12 +776,27 @@ public final class Kolo implements AutoCloseable {
         }
     }
 
-    /** Waits for an op within {@link KoloConfig#opTimeout()}, rethrowing its own exception unwrapped. */
     private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
+        return await(f, op + " '" + name + "'");
+    }
+
+    /**
+     * Waits for the future of one of this worker's asynchronous collectives the way the blocking forms wait:
+     * this thread drives the collective engine meanwhile (no hand-off to another thread), for at most
+     * {@link KoloConfig#opTimeout()} ({@code KOLO_OP_TIMEOUT}), and the op's own exception is rethrown
+     * unwrapped. For libraries built on the asynchronous forms, e.g. {@code DistributedOptimizer}.
+     *
+     * @param what names the op in the timeout's message, e.g. {@code "allreduce 'grad.w1'"}
+     * @throws KoloException the op's failure, or, past the deadline, one naming {@code what} and
+     *                       {@code KOLO_OP_TIMEOUT}
+     * @throws KoloInterruptedException if the waiting thread is interrupted (see the class comment)
+     */
+    public <T> T await(CompletableFuture<T> future, String what) {
+        java.util.Objects.requireNonNull(future, "future");
         try {
-            return collectives.await(f, System.nanoTime() + config.opTimeout().toNanos());
+            return collectives.await(future, System.nanoTime() + config.opTimeout().toNanos());
         } catch (Deadlines.KoloTimeout e) {
-            throw new KoloException(op + " '" + name + "' did not complete within " + config.opTimeout().toSeconds()
+            throw new KoloException(what + " did not complete within " + config.opTimeout().toSeconds()
                     + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
         }
     }
