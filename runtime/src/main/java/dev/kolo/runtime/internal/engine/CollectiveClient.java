@@ -301,7 +301,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
                 complete(op, null, cause);
             }
         }
-        tasks.add(() -> g.abortJoin(cause));
+        tasks.add(() -> g.aborted(cause));
         wake();
     }
 
