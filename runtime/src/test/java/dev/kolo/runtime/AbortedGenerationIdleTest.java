@@ -52,11 +52,7 @@ class AbortedGenerationIdleTest {
             // Past the waiting tensor's demotion time (the dead generation's deadline), the worker must be idle.
             awaitCondition(() -> System.nanoTime() - submitted > 2 * DEMOTE_NANOS, "the clock stopped");
             // Leaving the cluster keeps Hazelcast busy for a few seconds: the first quiet 2 s window passes.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            ProcessCpu.Sample idle;
-            do {
-                idle = ProcessCpu.over(Duration.ofSeconds(2));
-            } while (idle.share() >= 0.05 && System.nanoTime() < deadline);
+            ProcessCpu.Sample idle = ProcessCpu.firstQuietWindow(Duration.ofSeconds(2), 0.05, Duration.ofSeconds(30));
             assertTrue(idle.share() < 0.05, "after its generation ended the worker never became idle: " + idle);
         }
     }

@@ -51,18 +51,25 @@ final class ProcessCpu {
     }
 
     /**
-     * Waits until the process is quiet (a freshly formed cluster migrates partitions for a few seconds): a
-     * half-second window under {@code share} of a core, within {@code limit}.
+     * Measures {@code window} after {@code window} until one is under {@code share} of a core or {@code limit}
+     * has passed, and returns the last. The process also runs what a test cannot stop (the cluster settling
+     * after a change, the garbage of earlier tests, the compiler), which comes and goes; a thread that spins
+     * stays, and fails every window.
      */
-    static void awaitQuiet(double share, Duration limit) throws InterruptedException {
+    static Sample firstQuietWindow(Duration window, double share, Duration limit) throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
         Sample last;
         do {
-            last = over(Duration.ofMillis(500));
-            if (last.share() < share) {
-                return;
-            }
-        } while (System.nanoTime() < deadline);
-        throw new AssertionError("the process never became quiet within " + limit.toSeconds() + " s: " + last);
+            last = over(window);
+        } while (last.share() >= share && System.nanoTime() < deadline);
+        return last;
+    }
+
+    /** Waits until the process is quiet (a freshly formed cluster migrates partitions for a few seconds). */
+    static void awaitQuiet(double share, Duration limit) throws InterruptedException {
+        Sample last = firstQuietWindow(Duration.ofMillis(500), share, limit);
+        if (last.share() >= share) {
+            throw new AssertionError("the process never became quiet within " + limit.toSeconds() + " s: " + last);
+        }
     }
 }

@@ -21,7 +21,7 @@ public final class Deadlines {
             throw new KoloTimeout();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new KoloInterruptedException("interrupted while waiting (" + e + ")");
+            throw new KoloInterruptedException("interrupted while waiting; the interrupt status is kept set");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof KoloException ke) {
