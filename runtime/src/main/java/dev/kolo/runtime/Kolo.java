@@ -32,6 +32,26 @@ import org.slf4j.LoggerFactory;
  * One worker's handle on a Kolo job. {@link #init(KoloConfig)} joins the job's cluster, waits until the
  * expected workers are present and returns once this worker has its rank. Several handles may live in one
  * JVM, each its own cluster member. Thread-safe.
+ *
+ * <p><b>Completion callbacks.</b> The future of an asynchronous collective completes on the thread that drove
+ * the op to its end: the worker's collective thread, or any thread blocked in a Kolo call or waiting on a Kolo
+ * future (such a thread drives the collective engine itself), or, when a generation ends, the thread that
+ * ended it; a callback registered on a future that is already done runs on the registering thread. A callback
+ * never runs while its thread holds the collective engine, so it may call another collective, even a blocking
+ * one ({@code allreduceAsync("a", t, SUM).thenApply(x -> kolo.allreduce("b", u, SUM))} works: the inner call
+ * drives the engine itself). While a callback runs, though, its thread drives nothing else, so a callback that
+ * takes long delays the asynchronous ops of this rank: chain collectives with {@code thenCompose}, and run long
+ * work with {@code thenApplyAsync} on an executor of your own.
+ *
+ * <p><b>Interrupts.</b> A thread interrupted while it waits in a blocking collective or barrier (or in a Kolo
+ * future's {@code join}) stops waiting at once, or, if it is in the middle of an agreement round or an op on
+ * the data plane (its peers are in it too), as soon as that ends: the call throws a
+ * {@link KoloInterruptedException} (cause: an {@link InterruptedException}) with the thread's interrupt status
+ * still set; a future's {@code get} throws the {@code InterruptedException} itself. The op is not withdrawn,
+ * since the other ranks may already be running it: it stays submitted, runs on every rank once all have
+ * submitted it (the collective thread drives it meanwhile), its future completes then and its result on this
+ * rank is discarded; its name is in flight until then. No thread spins while it waits: a waiting thread polls
+ * for at most a millisecond, then parks.
  */
 public final class Kolo implements AutoCloseable {
     static {
@@ -756,12 +776,27 @@ public final class Kolo implements AutoCloseable {
         }
     }
 
-    /** Waits for an op within {@link KoloConfig#opTimeout()}, rethrowing its own exception unwrapped. */
     private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
+        return await(f, op + " '" + name + "'");
+    }
+
+    /**
+     * Waits for the future of one of this worker's asynchronous collectives the way the blocking forms wait:
+     * this thread drives the collective engine meanwhile (no hand-off to another thread), for at most
+     * {@link KoloConfig#opTimeout()} ({@code KOLO_OP_TIMEOUT}), and the op's own exception is rethrown
+     * unwrapped. For libraries built on the asynchronous forms, e.g. {@code DistributedOptimizer}.
+     *
+     * @param what names the op in the timeout's message, e.g. {@code "allreduce 'grad.w1'"}
+     * @throws KoloException the op's failure, or, past the deadline, one naming {@code what} and
+     *                       {@code KOLO_OP_TIMEOUT}
+     * @throws KoloInterruptedException if the waiting thread is interrupted (see the class comment)
+     */
+    public <T> T await(CompletableFuture<T> future, String what) {
+        java.util.Objects.requireNonNull(future, "future");
         try {
-            return collectives.await(f, System.nanoTime() + config.opTimeout().toNanos());
+            return collectives.await(future, System.nanoTime() + config.opTimeout().toNanos());
         } catch (Deadlines.KoloTimeout e) {
-            throw new KoloException(op + " '" + name + "' did not complete within " + config.opTimeout().toSeconds()
+            throw new KoloException(what + " did not complete within " + config.opTimeout().toSeconds()
                     + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
         }
     }

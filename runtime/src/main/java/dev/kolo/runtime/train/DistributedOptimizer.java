@@ -13,7 +13,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /**
  * Averages gradients over all ranks of a job and applies them, like Horovod's {@code DistributedOptimizer}.
@@ -78,7 +77,7 @@ public final class DistributedOptimizer {
             results.add(kolo.broadcastAsync("param." + s.wireName, s.stageValues(), rootRank));
         }
         for (int i = 0; i < slots.size(); i++) {
-            Tensor t = await(results.get(i));
+            Tensor t = await(results.get(i), "broadcast 'param." + slots.get(i).wireName + "'");
             t.buffer().asFloatBuffer().get(slots.get(i).parameter.values());
         }
     }
@@ -115,7 +114,8 @@ public final class DistributedOptimizer {
      * waits for all of them and leaves the average over ranks and passes in every {@code p.gradient()}.
      *
      * @return true if this pass completed a step (gradients were exchanged), false if it only accumulated
-     * @throws KoloException if a collective fails (e.g. {@code WorkerLostException} when a rank dies)
+     * @throws KoloException if a collective fails (e.g. {@code WorkerLostException} when a rank dies) or does not
+     *                      complete within {@code KOLO_OP_TIMEOUT} (the message names the gradient and the setting)
      */
     public boolean synchronize() {
         for (int i = 0; i < slots.size(); i++) {
@@ -131,7 +131,7 @@ public final class DistributedOptimizer {
         }
         passInStep = 0;
         for (int i = 0; i < slots.size(); i++) {
-            await(pending.get(i));
+            await(pending.get(i), "allreduce '" + slots.get(i).wireName + "'");
             pending.set(i, null);
             slots.get(i).unpack();
         }
@@ -186,16 +186,9 @@ public final class DistributedOptimizer {
         return rule;
     }
 
-    private static Tensor await(CompletableFuture<Tensor> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new KoloException(String.valueOf(cause), cause);
-        }
+    /** Waits as Kolo's blocking collectives do: within KOLO_OP_TIMEOUT, driving the engine meanwhile. */
+    private Tensor await(CompletableFuture<Tensor> f, String what) {
+        return kolo.await(f, what);
     }
 
     /** Settings of a {@link DistributedOptimizer}. */

@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.control.ControlMessage;
@@ -67,6 +68,10 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      */
     private static final long LOCK_POLL_NANOS = 500_000;
 
+    /** An interrupted waiter's message: the op is not withdrawn, since the other ranks may be running it. */
+    static final String INTERRUPTED = "interrupted while waiting for a collective; the op stays submitted and runs "
+            + "once every rank has submitted it, its result on this rank discarded";
+
     private final ControlChannel node;
     private final DataPlaneFactory dataPlanes;
     private final Reducer reducer;
@@ -74,6 +79,12 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     private final Map<String, PendingOp> inFlight = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<PendingOp> submissions = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /**
+     * Ops finished while the engine lock was held, whose futures are completed once it is let go: a completion
+     * callback then never runs inside the engine, so it may call a blocking collective, which drives the engine
+     * itself (a callback run under the lock would wait for an engine that nothing can drive).
+     */
+    private final ConcurrentLinkedQueue<PendingOp> finished = new ConcurrentLinkedQueue<>();
     private final ReentrantLock engine = new ReentrantLock();
     private final AtomicInteger callers = new AtomicInteger();
     private final Thread thread;
@@ -179,8 +190,11 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      * @throws Deadlines.KoloTimeout past the System.nanoTime() {@code deadline}
      */
     void drive(CompletableFuture<?> f, long deadline) {
-        if (engine.isHeldByCurrentThread()) {
-            return; // a wait inside a completion callback: the engine must not run nested in itself
+        if (engine.isHeldByCurrentThread() && !f.isDone()) {
+            // Only a future completed by the engine itself (not an op's) can get here: nothing could drive it.
+            throw new KoloException("a blocking Kolo call was made inside Kolo's collective engine, which would "
+                    + "wait for ever; use the asynchronous form and chain it (thenCompose), or run the callback "
+                    + "elsewhere (thenApplyAsync)");
         }
         if (!f.isDone()) {
             Thread me = Thread.currentThread();
@@ -189,6 +203,10 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
             try {
                 long lockPollUntil = System.nanoTime() + LOCK_POLL_NANOS;
                 while (!f.isDone()) {
+                    if (me.isInterrupted()) {
+                        // Every wait below would return at once (park, select): leave instead of spinning.
+                        throw new KoloInterruptedException(INTERRUPTED);
+                    }
                     long now = System.nanoTime();
                     if (now - deadline >= 0) {
                         throw new Deadlines.KoloTimeout();
@@ -214,10 +232,6 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
                             }
                         } finally {
                             parkedCallers.remove(me);
-                        }
-                        if (Thread.interrupted()) {
-                            Thread.currentThread().interrupt();
-                            throw new KoloException("interrupted while waiting for a collective");
                         }
                     }
                 }
@@ -284,10 +298,10 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         }
         for (PendingOp op : new ArrayList<>(inFlight.values())) {
             if (op.generation == g && inFlight.remove(op.spec.name, op)) {
-                op.future.completeExceptionally(cause);
+                complete(op, null, cause);
             }
         }
-        tasks.add(() -> g.abortJoin(cause));
+        tasks.add(() -> g.aborted(cause));
         wake();
     }
 
@@ -297,10 +311,34 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         if (op == null || !inFlight.remove(op.spec.name, op)) {
             return;
         }
-        if (error != null) {
+        complete(op, result, error);
+    }
+
+    /** Completes at once, or, on the thread that holds the engine, once it lets go (see {@link #finished}). */
+    private void complete(PendingOp op, Tensor result, Throwable error) {
+        if (engine.isHeldByCurrentThread()) {
+            op.result = result;
+            op.error = error;
+            finished.add(op);
+        } else if (error != null) {
             op.future.completeExceptionally(error);
         } else {
             op.future.complete(result);
+        }
+    }
+
+    /**
+     * Completes the futures of ops finished under the lock, on this thread, which no longer holds it: their
+     * callbacks run here (a callback may itself drive the engine, and deliver what its own ops finished).
+     */
+    private void deliver() {
+        for (PendingOp op; (op = finished.poll()) != null; ) {
+            Throwable error = op.error;
+            if (error != null) {
+                op.future.completeExceptionally(error);
+            } else {
+                op.future.complete(op.result);
+            }
         }
     }
 
@@ -373,6 +411,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         if (work && collectiveParked) {
             LockSupport.unpark(thread);
         }
+        deliver();
     }
 
     /** A caller may drive only a generation whose data plane is open (the collective thread opens it). */
@@ -391,7 +430,11 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     private void driveLocked(CompletableFuture<?> f, long deadline) {
         boolean peer = false;
         long lastWork = System.nanoTime();
-        while (!f.isDone() && canDrive()) {
+        // Ops finished meanwhile (perhaps f's) are delivered once the lock is let go.
+        // An interrupted caller stops between steps (a round or op in progress ends first: the peers are in it
+        // too), and drive() reports the interrupt; the collective thread drives the op on from there.
+        Thread me = Thread.currentThread();
+        while (!f.isDone() && canDrive() && finished.isEmpty() && !me.isInterrupted()) {
             long now = System.nanoTime();
             if (now - deadline >= 0) {
                 break;

@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.KoloInterruptedException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +21,7 @@ public final class Deadlines {
             throw new KoloTimeout();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new KoloException("interrupted while waiting", e);
+            throw new KoloInterruptedException("interrupted while waiting; the interrupt status is kept set");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof KoloException ke) {

@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.engine;
 
+import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -20,13 +21,13 @@ final class OpFuture extends CompletableFuture<Tensor> {
 
     @Override
     public Tensor join() {
-        help(Long.MAX_VALUE);
+        help(Long.MAX_VALUE, false);
         return super.join();
     }
 
     @Override
     public Tensor get() throws InterruptedException, ExecutionException {
-        help(Long.MAX_VALUE);
+        help(Long.MAX_VALUE, true);
         return super.get();
     }
 
@@ -35,12 +36,16 @@ final class OpFuture extends CompletableFuture<Tensor> {
             TimeoutException {
         long nanos = unit.toNanos(timeout);
         long start = System.nanoTime();
-        help(nanos);
+        help(nanos, true);
         return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
     }
 
-    /** Drives the engine until this op is done or {@code nanos} have passed (then the plain wait takes over). */
-    private void help(long nanos) {
+    /**
+     * Drives the engine until this op is done or {@code nanos} have passed (then the plain wait takes over).
+     * An interrupt ends a {@code join} with a {@link KoloInterruptedException} (a plain join would ignore it);
+     * for a {@code get}, the plain wait then throws the InterruptedException its contract names.
+     */
+    private void help(long nanos, boolean interruptible) {
         if (isDone() || nanos <= 0) {
             return;
         }
@@ -50,6 +55,10 @@ final class OpFuture extends CompletableFuture<Tensor> {
             engine.drive(this, deadline);
         } catch (Deadlines.KoloTimeout ignored) {
             // the plain wait reports it
+        } catch (KoloInterruptedException e) {
+            if (!interruptible) {
+                throw e;
+            }
         }
     }
 

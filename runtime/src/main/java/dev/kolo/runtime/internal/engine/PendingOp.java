@@ -15,6 +15,9 @@ final class PendingOp {
     final long submitNanos = System.nanoTime();
     /** The cache id under which it waits in the agreement rounds, or -1 (new, or sent to the coordinator). */
     int cacheId = -1;
+    // The outcome, set under the engine lock and delivered to the future once the lock is let go.
+    Tensor result;
+    Throwable error;
 
     PendingOp(OpSpec spec, Tensor input, Tensor output, RankGeneration generation, CompletableFuture<Tensor> future) {
         this.future = future;

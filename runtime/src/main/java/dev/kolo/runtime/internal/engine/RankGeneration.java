@@ -213,12 +213,23 @@ final class RankGeneration {
         node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, rank));
     }
 
-    /** The generation ended: a join in progress fails with it. */
-    void abortJoin(KoloException cause) {
+    /**
+     * The generation ended (its pending ops have failed): a join in progress fails with it, and everything it
+     * waited for is dropped, so that no deadline of a dead generation (a tensor's demotion, a response's
+     * agreement) falls due and wakes the engine again and again until the next generation.
+     */
+    void aborted(KoloException cause) {
         if (joinResult != null) {
             joinResult.completeExceptionally(cause);
         }
         joined = false;
+        waiting.clear();
+        java.util.Arrays.fill(ready, 0);
+        invalid.clear();
+        responses.clear();
+        arrivals.clear();
+        executed = received;
+        dirty = false;
     }
 
     /** A coordinator response or join completion of this generation has arrived. */
@@ -247,6 +258,9 @@ final class RankGeneration {
      *         held here (and not yet everywhere) is overdue; Long.MAX_VALUE when neither
      */
     long nextDeadline() {
+        if (abortCause != null) {
+            return Long.MAX_VALUE; // set at once, from any thread; aborted() drops the state under the lock
+        }
         long next = Long.MAX_VALUE;
         if (!waiting.isEmpty()) {
             next = waiting.values().iterator().next().submitNanos + demoteAfterNanos;
@@ -263,7 +277,8 @@ final class RankGeneration {
      *         to tell the others
      */
     boolean busy() {
-        return dirty || !waiting.isEmpty() || (joinResult != null && !joinResult.isDone()) || received > executed;
+        return abortCause == null && (dirty || !waiting.isEmpty() || (joinResult != null && !joinResult.isDone())
+                || received > executed);
     }
 
     /**

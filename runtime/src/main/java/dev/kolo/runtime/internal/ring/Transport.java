@@ -212,7 +212,16 @@ final class Transport {
         if (waited >= progressTimeoutNanos) {
             throw lost(culprit, "made no progress for " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms", seq, null);
         }
-        selector.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(progressTimeoutNanos - waited) + 1));
+        // An interrupted thread's select returns at once, so this wait would spin until the op ends: the op
+        // cannot be left half done (the peers are in it), so the interrupt is held over the select and kept.
+        boolean interrupted = Thread.interrupted();
+        try {
+            selector.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(progressTimeoutNanos - waited) + 1));
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
         return lastProgress;
     }
 
