@@ -77,7 +77,7 @@ final class ModelExchange {
         }
         try {
             for (int i = from; i < parameters.size(); i++) {
-                Tensor result = Awaits.await(kolo, pending.get(i - from), "djl.value." + names.get(i));
+                Tensor result = kolo.await(pending.get(i - from), "djl.value." + names.get(i));
                 views[i].view().data().duplicate().put(result.buffer());
             }
         } finally {
@@ -117,7 +117,7 @@ final class ModelExchange {
     void awaitPending() {
         try {
             for (int k = 0; k < pending.size(); k++) {
-                Awaits.await(kolo, pending.get(k), "the average of the model's arrays");
+                kolo.await(pending.get(k), "the average of the model's arrays");
             }
         } finally {
             finishAll();
