@@ -36,6 +36,9 @@ public final class DistributedOptimizer {
     private final Map<Parameter, Integer> indexOf = new IdentityHashMap<>();
     private final List<CompletableFuture<Tensor>> pending;
     private final boolean[] submitted;
+    /** The slots in the order their exchange started this step: the order their results arrive in. */
+    private final int[] exchangeOrder;
+    private int exchanged;
     private final UpdateRule rule;
     private final Compression compression;
     private final int passesPerStep;
@@ -57,6 +60,7 @@ public final class DistributedOptimizer {
         this.slots = Collections.unmodifiableList(s);
         this.pending = new ArrayList<>(Collections.nCopies(s.size(), null));
         this.submitted = new boolean[s.size()];
+        this.exchangeOrder = new int[s.size()];
     }
 
     /**
@@ -107,6 +111,7 @@ public final class DistributedOptimizer {
         Tensor wire = slot.pack(passesPerStep > 1);
         // AVERAGE divides by the number of ranks; the prescale by the number of accumulated passes.
         pending.set(i, kolo.allreduceInPlaceAsync(slot.wireName, wire, ReduceOp.AVERAGE, 1.0 / passesPerStep, 1.0));
+        exchangeOrder[exchanged++] = i;
     }
 
     /**
@@ -118,6 +123,21 @@ public final class DistributedOptimizer {
      *                      complete within {@code KOLO_OP_TIMEOUT} (the message names the gradient and the setting)
      */
     public boolean synchronize() {
+        return finishPass(null, 0);
+    }
+
+    /**
+     * {@link #synchronize()}, then, if a step completed, the update rule on every parameter. Each parameter is
+     * updated as soon as its averaged gradient arrives, in the order the exchanges started, so the updates of
+     * the first gradients overlap the exchange of the later ones.
+     *
+     * @return true if the parameters were updated
+     */
+    public boolean step(double learningRate) {
+        return finishPass(rule, learningRate);
+    }
+
+    private boolean finishPass(UpdateRule update, double learningRate) {
         for (int i = 0; i < slots.size(); i++) {
             if (!submitted[i]) {
                 gradientReady(slots.get(i).parameter);
@@ -130,27 +150,20 @@ public final class DistributedOptimizer {
             return false;
         }
         passInStep = 0;
-        for (int i = 0; i < slots.size(); i++) {
-            await(pending.get(i), "allreduce '" + slots.get(i).wireName + "'");
+        int count = exchanged;
+        exchanged = 0;
+        for (int k = 0; k < count; k++) {
+            int i = exchangeOrder[k];
+            GradientSlot slot = slots.get(i);
+            CompletableFuture<Tensor> result = pending.get(i);
             pending.set(i, null);
-            slots.get(i).unpack();
+            await(result, "allreduce '" + slot.wireName + "'");
+            slot.unpack();
+            if (update != null) {
+                update.apply(slot.parameter, learningRate);
+            }
         }
         steps++;
-        return true;
-    }
-
-    /**
-     * {@link #synchronize()}, then, if a step completed, the update rule on every parameter.
-     *
-     * @return true if the parameters were updated
-     */
-    public boolean step(double learningRate) {
-        if (!synchronize()) {
-            return false;
-        }
-        for (GradientSlot s : slots) {
-            rule.apply(s.parameter, learningRate);
-        }
         return true;
     }
 
