@@ -1,5 +1,7 @@
 package dev.kolo.runtime;
 
+import dev.kolo.testing.StdinWatch;
+
 /**
  * A worker process for failure tests: allreduces 64 MiB in a loop until a peer is lost, then prints how
  * the loss surfaced and exits with status 3. Ends itself when its standard input closes.

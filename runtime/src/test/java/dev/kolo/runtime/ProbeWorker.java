@@ -1,5 +1,7 @@
 package dev.kolo.runtime;
 
+import dev.kolo.testing.StdinWatch;
+
 
 /**
  * A worker process for multi-process tests: joins the job from its {@code KOLO_*} settings, prints its rank,

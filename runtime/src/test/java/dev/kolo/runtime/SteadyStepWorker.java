@@ -1,5 +1,6 @@
 package dev.kolo.runtime;
 
+import dev.kolo.testing.StdinWatch;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -197,25 +197,20 @@ public final class DjlWorker {
         return y;
     }
 
+    /** The values of every parameter, buffers included, as the engine holds them. */
     static float[] modelValues(Model model) {
-        java.util.List<Float> all = new java.util.ArrayList<>();
-        for (var p : model.getBlock().getParameters()) {
-            for (float v : p.getValue().getArray().toFloatArray()) {
-                all.add(v);
-            }
-        }
-        float[] out = new float[all.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = all.get(i);
-        }
-        return out;
+        return values(model, p -> true);
     }
 
     /** The values of the parameters without a gradient (BatchNorm's running mean and variance). */
     static float[] bufferValues(Model model) {
+        return values(model, p -> !p.requiresGradient());
+    }
+
+    private static float[] values(Model model, java.util.function.Predicate<ai.djl.nn.Parameter> which) {
         java.util.List<Float> all = new java.util.ArrayList<>();
         for (var p : model.getBlock().getParameters()) {
-            if (!p.getValue().requiresGradient()) {
+            if (which.test(p.getValue())) {
                 for (float v : p.getValue().getArray().toFloatArray()) {
                     all.add(v);
                 }

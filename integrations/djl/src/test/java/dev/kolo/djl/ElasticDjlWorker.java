@@ -16,6 +16,7 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.train.Adam;
 import dev.kolo.runtime.train.Parameter;
 import dev.kolo.runtime.train.UpdateRule;
+import dev.kolo.testing.StdinWatch;
 
 /**
  * One worker of an elastic test job: the BatchNorm network of {@link DjlWorker} trained with Kolo's {@link Adam}
@@ -34,18 +35,7 @@ public final class ElasticDjlWorker {
     }
 
     public static void main(String[] args) throws Exception {
-        Thread stdinWatch = new Thread(() -> {
-            try {
-                while (System.in.read() >= 0) {
-                    // the test closes stdin (or dies) to stop us
-                }
-            } catch (java.io.IOException ignored) {
-                // parent gone
-            }
-            Runtime.getRuntime().halt(9);
-        }, "stdin-watch");
-        stdinWatch.setDaemon(true);
-        stdinWatch.start();
+        StdinWatch.exitWhenClosed();
         long steps = Long.parseLong(args[0]);
         long sleepMs = Long.parseLong(args[1]);
         long seed = Long.parseLong(args[2]);

@@ -1,12 +1,12 @@
-package dev.kolo.runtime;
+package dev.kolo.testing;
 
 /** For worker processes a test starts: the test closes the process's standard input to stop it. */
-final class StdinWatch {
+public final class StdinWatch {
     private StdinWatch() {
     }
 
     /** Exits this process once standard input closes (the parent test is done or gone). */
-    static void exitWhenClosed() {
+    public static void exitWhenClosed() {
         Thread watch = new Thread(() -> {
             try {
                 while (System.in.read() >= 0) {
