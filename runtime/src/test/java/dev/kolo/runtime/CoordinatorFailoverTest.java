@@ -1,10 +1,12 @@
 package dev.kolo.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -13,13 +15,22 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The coordinator's member dies abruptly: the rest agree on one new coordinator and fail pending work. */
+/**
+ * The coordinator's member dies abruptly while the other ranks wait at it in a barrier: the rest agree on one
+ * new coordinator, and every survivor's barrier ends with {@link WorkerLostException} instead of waiting for
+ * ever (ARCHITECTURE.md, failure model). How fast failover is belongs to benchmarks; this checks what it does.
+ */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CoordinatorFailoverTest {
 
     @Test
     void survivorsAgreeOnNewCoordinatorAndPendingBarrierFails() throws Exception {
-        try (LocalJob job = LocalJob.start(4)) {
+        String name = LocalJob.uniqueName("failover");
+        // A short stall warning makes the coordinator say, in a log line, which barrier it holds and which ranks
+        // it still lacks: the sign that the survivors' barriers really are pending at it.
+        try (LogCapture log = LogCapture.start();
+             LocalJob job = LocalJob.start(name, 4,
+                     i -> LocalJob.config(name, 4).stallWarning(Duration.ofSeconds(1)).build())) {
             Kolo coordinator = job.workers.stream()
                     .filter(k -> k.nodeId().equals(k.coordinatorNode())).findFirst().orElseThrow();
             int coordinatorRank = coordinator.rank();
@@ -31,56 +42,60 @@ class CoordinatorFailoverTest {
             for (Kolo k : survivors) {
                 barriers.add(CompletableFuture.runAsync(k::barrier));
             }
-            Thread.sleep(200);
-            long killedAt = System.nanoTime();
+            // Every survivor's request has reached the coordinator once it reports the barrier waiting for the
+            // coordinator's own rank alone.
+            String stall = log.await(l -> l.contains("stall: tensor 'kolo.barrier'")
+                    && l.contains("for ranks [" + coordinatorRank + "] to submit it"), 30);
+            assertTrue(coordinator.meterRegistry().counter("kolo.stall.warnings").count() > 0, stall);
+            barriers.forEach(b -> assertTrue(!b.isDone(), "a barrier ended before the coordinator's rank joined"));
+
             coordinator.clusterNode().hazelcast().getLifecycleService().terminate(); // abrupt, no goodbye
 
+            // The survivors agree on one new coordinator, one of themselves, for the next generation.
             String newCoordinator = null;
-            while (System.nanoTime() - killedAt < TimeUnit.SECONDS.toNanos(10)) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (newCoordinator == null && System.nanoTime() < deadline) {
                 List<String> seen = survivors.stream().map(Kolo::coordinatorNode).distinct().toList();
                 if (seen.size() == 1 && !seen.get(0).equals(coordinator.nodeId())
                         && survivors.stream().allMatch(k -> k.coordinatorGeneration() == k.generation() + 1)) {
                     newCoordinator = seen.get(0);
-                    break;
                 }
-                Thread.sleep(50);
+                Thread.sleep(50); // poll interval; the deadline bounds the wait
             }
-            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
             if (newCoordinator == null) {
-                fail("survivors did not agree on a new coordinator within 10 s");
+                fail("survivors did not agree on a new coordinator within 30 s");
             }
             String chosen = newCoordinator;
             assertTrue(survivors.stream().anyMatch(k -> k.nodeId().equals(chosen)));
             assertNotEquals(coordinator.nodeId(), chosen);
-            System.out.println("new coordinator agreed after " + tookMillis + " ms");
 
+            // Every pending barrier ends, with WorkerLostException (the generation is aborted).
             for (CompletableFuture<Void> b : barriers) {
                 try {
-                    b.get(10, TimeUnit.SECONDS);
+                    b.get(30, TimeUnit.SECONDS);
                     fail("barrier completed although the coordinator died");
                 } catch (ExecutionException e) {
-                    assertTrue(e.getCause() instanceof WorkerLostException, String.valueOf(e.getCause()));
+                    assertInstanceOf(WorkerLostException.class, e.getCause(), String.valueOf(e.getCause()));
                 }
             }
-            // A new barrier on the aborted generation fails at once instead of hanging, and once membership has
-            // reported the loss it names the lost rank (a survivor's data plane may have seen a neighbour close
-            // its connections first, which names that neighbour).
+            // A new barrier on the aborted generation fails instead of hanging, and once membership has reported
+            // the loss it names the lost rank (a survivor's data plane may have seen a neighbour close its
+            // connections first, which names that neighbour).
             for (Kolo k : survivors) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 WorkerLostException last = null;
-                while (System.nanoTime() < deadline) {
-                    long start = System.nanoTime();
+                while (System.nanoTime() < until) {
+                    CompletableFuture<Void> again = CompletableFuture.runAsync(k::barrier);
                     try {
-                        k.barrier();
+                        again.get(30, TimeUnit.SECONDS);
                         fail("barrier on an aborted generation succeeded");
-                    } catch (WorkerLostException expected) {
-                        assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(1), "it failed at once");
-                        last = expected;
+                    } catch (ExecutionException e) {
+                        last = assertInstanceOf(WorkerLostException.class, e.getCause(), String.valueOf(e.getCause()));
                     }
                     if (last.lostRank() == coordinatorRank) {
                         break;
                     }
-                    Thread.onSpinWait();
+                    Thread.sleep(10); // poll interval; the deadline above bounds the wait
                 }
                 assertEquals(coordinatorRank, last.lostRank(), last.getMessage());
             }

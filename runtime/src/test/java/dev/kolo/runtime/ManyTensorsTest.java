@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -22,9 +21,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Steps of more named tensors than the cache holds: around the capacity and far beyond it, the set changing
- * between steps (names added, removed, reordered). Every result is right, the coordinator drops nothing, and no
- * step takes far longer than the others (the thrashing or hanging this guards against takes seconds or never
- * ends). A small cache keeps it fast; one case runs the default cache with 5000 tensors per step.
+ * between steps (names added, removed, reordered). Every result is right and the coordinator drops nothing (a
+ * dropped request would hang the step until the class's timeout). How fast the steps are is measured by
+ * {@code worker.jar bench tensors}, not asserted here. A small cache keeps it fast; one case runs the default
+ * cache with 5000 tensors per step.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -68,9 +68,8 @@ class ManyTensorsTest {
         return (name.hashCode() & 0xff) + 3 * rank + step + (element % 5);
     }
 
-    /** One step on every rank; @return its wall time on the slowest rank, in nanoseconds */
-    private static long step(List<Kolo> ranks, List<String> names, int s, int elements) throws Exception {
-        long start = System.nanoTime();
+    /** One step on every rank, every result checked against a double-precision sum. */
+    private static void step(List<Kolo> ranks, List<String> names, int s, int elements) throws Exception {
         List<List<float[]>> results = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
             List<String> order = new ArrayList<>(names);
             Collections.shuffle(order, new Random(31L * s + r));
@@ -88,19 +87,23 @@ class ManyTensorsTest {
             }
             return out;
         });
-        long took = System.nanoTime() - start;
+        for (int r = 0; r < ranks.size(); r++) {
+            assertEquals(names.size(), results.get(r).size(), "results on rank " + r + " of step " + s);
+        }
         for (int i = 0; i < names.size(); i++) {
+            // The reference sum in double precision; the values are small integers, so float sums them exactly.
             float[] expected = new float[elements];
             for (int e = 0; e < elements; e++) {
+                double sum = 0;
                 for (int r = 0; r < ranks.size(); r++) {
-                    expected[e] += value(r, s, names.get(i), e);
+                    sum += value(r, s, names.get(i), e);
                 }
+                expected[e] = (float) sum;
             }
             for (int r = 0; r < ranks.size(); r++) {
                 assertArrayEquals(expected, results.get(r).get(i), names.get(i) + " of step " + s + " on rank " + r);
             }
         }
-        return took;
     }
 
     private static double dropped(List<Kolo> ranks) {
@@ -112,24 +115,12 @@ class ManyTensorsTest {
     @ValueSource(ints = {2, 3})
     void stepsAroundAndFarBeyondTheCapacity(int size) throws Exception {
         List<Kolo> ranks = ranks(size);
-        List<Long> times = new ArrayList<>();
-        List<String> labels = new ArrayList<>();
         for (int n : new int[] {CAPACITY - 1, CAPACITY, CAPACITY + 1, 2 * CAPACITY, 5 * CAPACITY, 20 * CAPACITY}) {
             for (int s = 0; s < 4; s++) {
-                times.add(step(ranks, names("n" + n + ".", n, s), s, 5) / Math.max(1, n));
-                labels.add(n + " tensors, step " + s);
+                step(ranks, names("n" + n + ".", n, s), s, 5);
             }
         }
         assertEquals(0.0, dropped(ranks), "the coordinator dropped requests");
-        long[] sorted = times.stream().mapToLong(Long::longValue).sorted().toArray();
-        long median = sorted[sorted.length / 2];
-        // Per tensor, no step may take more than 50 times the median of the run, nor more than 20 ms: thrashing
-        // (every request refused and resent) or a dropped request (a stall) lasts seconds.
-        long bound = Math.max(50 * median, TimeUnit.MILLISECONDS.toNanos(20));
-        for (int i = 0; i < times.size(); i++) {
-            assertTrue(times.get(i) <= bound, labels.get(i) + " took " + times.get(i) / 1000 + " us per tensor; the "
-                    + "median step took " + median / 1000 + " us per tensor: " + Arrays.toString(sorted));
-        }
         for (Kolo k : ranks) {
             assertTrue(k.cachedSpecs() <= CAPACITY, "rank " + k.rank() + " caches " + k.cachedSpecs() + " specs");
         }
@@ -150,7 +141,6 @@ class ManyTensorsTest {
             List<String> cached = List.of("a", "b", "c", "d");
             step(ranks, cached, 0, 2); // all four cached now
             double demotedBefore = byRank[0].meterRegistry().counter("kolo.negotiation.demoted").count();
-            long start = System.nanoTime();
             List<List<float[]>> results = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
                 List<CompletableFuture<Tensor>> old = new ArrayList<>();
                 List<CompletableFuture<Tensor>> fresh = new ArrayList<>();
@@ -168,16 +158,16 @@ class ManyTensorsTest {
                 old.forEach(f -> out.add(f.join().toFloatArray()));
                 return out;
             });
-            long took = System.nanoTime() - start;
             for (List<float[]> perRank : results) {
+                assertEquals(cached.size(), perRank.size());
                 for (float[] v : perRank) {
                     assertArrayEquals(new float[] {2, 1}, v);
                 }
             }
             assertTrue(byRank[0].meterRegistry().counter("kolo.negotiation.demoted").count() > demotedBefore,
                     "rank 0's evicted waiting tensors went to the coordinator");
-            // Waiting for the age limit instead (5 s with the default stall warning) would be the bug.
-            assertTrue(took < TimeUnit.SECONDS.toNanos(3), "the step took " + took / 1_000_000 + " ms");
+            // That the waiting rank sent them on at once (instead of waiting for the age limit) is what the demoted
+            // count shows; how long the step takes is for a benchmark (worker.jar bench tensors), not a timed test.
             assertEquals(0.0, dropped(ranks), "the coordinator dropped requests");
         }
     }

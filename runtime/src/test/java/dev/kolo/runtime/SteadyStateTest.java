@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -165,6 +167,82 @@ class SteadyStateTest {
             assertEquals(0.0, count(k, "kolo.control.dropped"), "rank " + r + "'s coordinator dropped requests");
         }
         assertTrue(count(ranks.get(0), "kolo.negotiation.eager") > 0, "small tensors completed in their round");
+    }
+
+    /**
+     * Small tensors of a cached step complete in the agreement round itself (the eager path, its own reduction
+     * code): half and 8-bit types, PRODUCT and scaling must come out as the data plane's would. Integer results
+     * are exact (inputs chosen so sums and products stay in range); fp16 within its precision.
+     */
+    @ParameterizedTest(name = "eager {0} {1}, prescale {2}, postscale {3}")
+    @MethodSource("eagerCases")
+    void theEagerPathReducesEveryDtypeOpAndScale(DType dtype, ReduceOp op, double prescale, double postscale)
+            throws Exception {
+        int size = 3;
+        List<Kolo> ranks = ranks(size);
+        String prefix = "eager." + dtype + "." + op + "." + prescale + "." + postscale + ".";
+        int tensors = 6;
+        double eagerBefore = count(ranks.get(0), "kolo.negotiation.eager");
+        for (int step = 0; step < 4; step++) {
+            int s = step;
+            List<List<Tensor>> results = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
+                List<CompletableFuture<Tensor>> fs = new ArrayList<>();
+                for (int i = 0; i < tensors; i++) {
+                    fs.add(k.allreduceAsync(prefix + i, eagerInput(dtype, op, r, s, i), op, prescale, postscale));
+                }
+                List<Tensor> out = new ArrayList<>();
+                fs.forEach(f -> out.add(f.join()));
+                return out;
+            });
+            for (int i = 0; i < tensors; i++) {
+                List<Tensor> inputs = new ArrayList<>();
+                for (int r = 0; r < size; r++) {
+                    inputs.add(eagerInput(dtype, op, r, s, i));
+                }
+                double[] expected = Reference.reduce(inputs, dtype, op, prescale, postscale);
+                double[] magnitude = Reference.magnitude(inputs, op, prescale, postscale);
+                for (int r = 0; r < size; r++) {
+                    double[] got = results.get(r).get(i).toDoubleArray();
+                    assertEquals(expected.length, got.length);
+                    for (int e = 0; e < got.length; e++) {
+                        assertEquals(expected[e], got[e], Reference.tolerance(dtype, magnitude[e], size),
+                                prefix + i + " of step " + s + " on rank " + r + ", element " + e);
+                    }
+                }
+            }
+        }
+        // Steps after the first are agreed in the ranks' rounds, where tensors this small carry their data.
+        assertTrue(count(ranks.get(0), "kolo.negotiation.eager") - eagerBefore >= tensors,
+                "the eager path ran: " + (count(ranks.get(0), "kolo.negotiation.eager") - eagerBefore));
+    }
+
+    /** 40 to 100 elements: well under the smallest eager op (8 KiB) for every dtype. */
+    private static Tensor eagerInput(DType dtype, ReduceOp op, int rank, int step, int i) {
+        Tensor t = Reference.input(dtype, 40 + 12 * i, 7919L * step + 104_729L * rank + i, op);
+        if (dtype.isFloatingPoint() || op == ReduceOp.PRODUCT) {
+            return t; // integer products of 0..2 over three ranks stay within 8
+        }
+        // Integer sums: a quarter of the generated range keeps three ranks' sum inside the type.
+        double[] v = t.toDoubleArray();
+        float[] f = new float[v.length];
+        for (int e = 0; e < v.length; e++) {
+            f[e] = (float) Math.floor(v[e] / 4);
+        }
+        return Tensor.of(dtype, f, f.length);
+    }
+
+    static java.util.stream.Stream<Arguments> eagerCases() {
+        return java.util.stream.Stream.of(
+                Arguments.of(DType.FLOAT16, ReduceOp.SUM, 1.0, 1.0),
+                Arguments.of(DType.FLOAT16, ReduceOp.AVERAGE, 0.5, 1.0),
+                Arguments.of(DType.FLOAT16, ReduceOp.PRODUCT, 2.0, 0.5),
+                Arguments.of(DType.INT8, ReduceOp.SUM, 1.0, 1.0),
+                Arguments.of(DType.INT8, ReduceOp.SUM, 2.0, 1.0),
+                Arguments.of(DType.INT8, ReduceOp.PRODUCT, 1.0, 1.0),
+                Arguments.of(DType.UINT8, ReduceOp.SUM, 1.0, 1.0),
+                Arguments.of(DType.UINT8, ReduceOp.PRODUCT, 1.0, 2.0),
+                Arguments.of(DType.FLOAT32, ReduceOp.SUM, 0.25, 1.0),
+                Arguments.of(DType.FLOAT32, ReduceOp.PRODUCT, 1.0, 1.0));
     }
 
     @Test

@@ -34,7 +34,10 @@ public final class SteadyStepWorker {
                 } catch (CompletionException | WorkerLostException e) {
                     Throwable cause = e instanceof CompletionException ? e.getCause() : e;
                     System.out.println("loop lost at=" + System.currentTimeMillis() + " rank=" + kolo.rank()
-                            + " type=" + cause.getClass().getSimpleName() + " message=" + cause.getMessage());
+                            + " iteration=" + step + " type=" + cause.getClass().getSimpleName() + " lostRank="
+                            + (cause instanceof WorkerLostException w ? w.lostRank() : -2)
+                            + " message=" + cause.getMessage());
+                    AllreduceLoopWorker.reportNamed(kolo);
                     System.exit(3);
                 }
                 System.out.println("loop iteration=" + step + " rank=" + kolo.rank());

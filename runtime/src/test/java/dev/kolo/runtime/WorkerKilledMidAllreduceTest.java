@@ -30,47 +30,77 @@ class WorkerKilledMidAllreduceTest {
 
     @Test
     void survivorsFailFastInsteadOfHanging() throws Exception {
-        killOneOfThree(AllreduceLoopWorker.class, 2);
+        killOneOfThree(AllreduceLoopWorker.class, 2, true);
     }
 
+    /**
+     * Steps of 40 small tensors follow one another with no gap, so once every rank has run a few (and agrees on
+     * them in its own rounds) the kill lands in a step; there is no single large op here to watch in flight.
+     */
     @Test
     void survivorsOfASteadyStepFailFastToo() throws Exception {
-        killOneOfThree(SteadyStepWorker.class, 5);
+        killOneOfThree(SteadyStepWorker.class, 5, false);
     }
 
-    private void killOneOfThree(Class<?> worker, int iterationsFirst) throws Exception {
+    private void killOneOfThree(Class<?> worker, int iterationsFirst, boolean inFlight) throws Exception {
         String job = LocalJob.uniqueName("kill");
         int ports = LocalJob.freshPortRange();
         BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         for (int i = 0; i < 3; i++) {
             processes.add(start(worker, job, ports, i, lines));
         }
+        int victim = 1;
         Map<Integer, Integer> iterations = new HashMap<>();
         Map<Integer, Integer> rankOf = new HashMap<>();
+        int watched = -1; // the survivor whose op was seen in flight
+        long watchedIteration = -1;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
-        while (iterations.size() < 3 || iterations.values().stream().anyMatch(v -> v < iterationsFirst)) {
+        while (true) {
+            boolean warm = iterations.size() == 3 && iterations.values().stream().allMatch(v -> v >= iterationsFirst);
+            if (warm && (!inFlight || watched >= 0)) {
+                break;
+            }
             String line = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             assertNotNull(line, "workers did not all run allreduces in time: " + iterations);
             int index = Integer.parseInt(line.substring(1, line.indexOf(']')));
             if (line.contains("loop iteration=")) {
                 iterations.put(index, Integer.parseInt(line.replaceAll(".*iteration=(\\d+).*", "$1")));
                 rankOf.put(index, Integer.parseInt(line.replaceAll(".*rank=(\\d+).*", "$1")));
+            } else if (warm && line.contains("loop inflight") && index != victim) {
+                // A peer's first chunk of this op has been reduced into the survivor's tensor and the op goes on:
+                // the kill below lands inside it (checked below: that very op is the one that fails).
+                watched = index;
+                watchedIteration = Long.parseLong(line.replaceAll(".*iteration=(\\d+).*", "$1"));
             }
         }
-        int victim = 1;
-        Thread.sleep(37); // land somewhere inside an op
+        int victimRank = rankOf.get(victim);
         long killedAt = System.currentTimeMillis();
         processes.get(victim).destroyForcibly(); // SIGKILL
         List<Long> detectMillis = new ArrayList<>();
-        while (detectMillis.size() < 2) {
-            long left = killedAt + 10_000 - System.currentTimeMillis();
+        int named = 0;
+        while (detectMillis.size() < 2 || named < 2) {
+            long left = killedAt + 20_000 - System.currentTimeMillis();
             String line = lines.poll(Math.max(1, left), TimeUnit.MILLISECONDS);
-            assertNotNull(line, "survivors did not report the loss within 10 s: " + detectMillis);
+            assertNotNull(line, "survivors did not report the loss in time: " + detectMillis + ", named " + named);
+            int index = line.startsWith("[") ? Integer.parseInt(line.substring(1, line.indexOf(']'))) : -1;
             if (line.contains("loop lost")) {
-                int index = Integer.parseInt(line.substring(1, line.indexOf(']')));
                 assertTrue(index != victim);
                 detectMillis.add(Long.parseLong(line.replaceAll(".*at=(\\d+).*", "$1")) - killedAt);
-                assertTrue(line.contains("rank " + rankOf.get(victim)) || line.contains("rank"), line);
+                assertTrue(detectMillis.get(detectMillis.size() - 1) < 10_000, "detected within 10 s: " + line);
+                // The op in flight fails with WorkerLostException: the data plane saw the victim's connection
+                // close, or a survivor neighbour's that aborted on the loss first (then that one is named).
+                assertTrue(line.contains(" type=WorkerLostException "), line);
+                assertTrue(!line.contains(" lostRank=-"), "a lost rank is named: " + line);
+                if (index == watched) {
+                    assertEquals(watchedIteration, Long.parseLong(line.replaceAll(".*iteration=(\\d+).*", "$1")),
+                            "the op seen in flight is the one that failed: " + line);
+                }
+            } else if (line.contains("loop named")) {
+                // Ops submitted after membership saw the loss fail at once naming the lost rank and host.
+                assertTrue(index != victim);
+                assertTrue(line.contains(" lostRank=" + victimRank + " "), line);
+                assertTrue(line.contains("rank " + victimRank + " ("), line);
+                named++;
             }
         }
         for (int i = 0; i < 3; i++) {
