@@ -108,6 +108,8 @@ public final class KoloConfig {
             // The other modules' settings are checked here too, so that a bad one stops a worker before it joins.
             read(s, setting, b);
         }
+        // The secret may also come from KOLO_JOB_SECRET_FILE; a -D secret is warned about (visible in ps).
+        JobSecrets.read(s).ifPresent(v -> b.given.put(Settings.JOB_SECRET, v));
         if (!b.given.containsKey(Settings.RANK_HINT) && b.get(Settings.DISCOVERY) == Discovery.KUBERNETES) {
             // A StatefulSet pod is named <set>-<ordinal>: the ordinal is a stable rank hint.
             String hostname = s.raw("HOSTNAME");

@@ -128,6 +128,12 @@ public final class Settings {
             .describe("shared secret of the job, the same on every worker; authenticates control messages and "
                     + "data connections; never logged, and no flag (a command line is visible to all)");
 
+    public static final Setting<Path> JOB_SECRET_FILE = Setting.named("KOLO_JOB_SECRET_FILE", Path::of)
+            .accepts("a file path; the file's first line is the secret", v -> true)
+            .describe("file holding the job secret on its first line, read when `KOLO_JOB_SECRET` is not set "
+                    + "(so that the secret is neither on a command line nor in the environment); `launch` reads "
+                    + "it and hands the secret to its workers on standard input");
+
     public static final Setting<Boolean> INSECURE = Setting.named("KOLO_INSECURE", Settings::bool)
             .flag("--insecure").byDefault(false, "false").accepts("true or false", v -> true)
             .describe("allow running without `KOLO_JOB_SECRET` under `members` or `kubernetes` discovery");
@@ -161,7 +167,7 @@ public final class Settings {
     private static final List<Setting<?>> ALL = List.of(JOB, NP, MIN_NP, MAX_NP, DISCOVERY, MEMBERS, SERVICE_DNS,
             HOST, CLUSTER_PORT, DATA_PORT, METRICS_PORT, RENDEZVOUS_TIMEOUT, HEARTBEAT_TIMEOUT, OP_TIMEOUT, RANK_HINT,
             FUSION_THRESHOLD, CYCLE_TIME, CACHE_CAPACITY, STALL_WARNING, STALL_SHUTDOWN, ELASTIC_TIMEOUT, TIMELINE,
-            JOB_SECRET, INSECURE, TLS_CERT, TLS_KEY, TLS_CA, KERNELS, KERNELS_ISA, CHECKPOINT_DIR, WORKER_ID);
+            JOB_SECRET, JOB_SECRET_FILE, INSECURE, TLS_CERT, TLS_KEY, TLS_CA, KERNELS, KERNELS_ISA, CHECKPOINT_DIR, WORKER_ID);
 
     private Settings() {
     }

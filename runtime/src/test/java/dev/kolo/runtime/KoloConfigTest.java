@@ -5,10 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class KoloConfigTest {
 
@@ -88,6 +91,21 @@ class KoloConfigTest {
         assertTrue(shortBuilt.contains("(got a secret)") && !shortBuilt.contains("hunter2"), shortBuilt);
         String placeholder = error(Map.of("KOLO_JOB_SECRET", KoloConfig.MANIFEST_PLACEHOLDER));
         assertTrue(placeholder.contains("placeholder") && placeholder.contains("k8s-manifests/README.md"), placeholder);
+    }
+
+    @Test
+    void theSecretMayComeFromAFileAndTheVariableWins(@TempDir Path tmp) throws Exception {
+        Path file = tmp.resolve("secret");
+        Files.writeString(file, "file-s3cret-file-s3cret\r\nsecond line\n");
+        assertEquals("file-s3cret-file-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).jobSecret());
+        assertEquals("var-s3cret-var-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString(),
+                "KOLO_JOB_SECRET", "var-s3cret-var-s3cret")).jobSecret());
+        Files.writeString(file, "hunter2\n");
+        String shortOne = error(Map.of("KOLO_JOB_SECRET_FILE", file.toString()));
+        assertTrue(shortOne.contains("KOLO_JOB_SECRET_FILE: the first line of " + file + " must be the job secret, "
+                + "at least 16 characters (it has 7)") && !shortOne.contains("hunter2"), shortOne);
+        String missing = error(Map.of("KOLO_JOB_SECRET_FILE", tmp.resolve("none").toString()));
+        assertTrue(missing.contains("KOLO_JOB_SECRET_FILE: cannot read " + tmp.resolve("none")), missing);
     }
 
     @Test

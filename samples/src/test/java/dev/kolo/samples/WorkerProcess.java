@@ -54,6 +54,20 @@ public final class WorkerProcess implements AutoCloseable {
         return new WorkerProcess(pb.start());
     }
 
+    /** As {@link #start(java.util.Map, String...)} with {@code jvmFlags} before {@code -jar}. */
+    static WorkerProcess start(List<String> jvmFlags, java.util.Map<String, String> env, String... args)
+            throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-Xmx512m"));
+        cmd.addAll(jvmFlags);
+        cmd.addAll(List.of("-jar", workerJar().toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_"));
+        pb.environment().putAll(env);
+        return new WorkerProcess(pb.start());
+    }
+
     /**
      * {@code java -jar worker.jar args} behind a command prefix (e.g. {@code ip netns exec NS}), with the test's
      * own KOLO_* variables removed and {@code env} added.

@@ -1,5 +1,6 @@
 package dev.kolo.samples.cli;
 
+import dev.kolo.runtime.JobSecrets;
 import dev.kolo.runtime.Settings;
 import dev.kolo.samples.launch.HostSlots;
 import dev.kolo.samples.launch.KoloVersion;
@@ -11,6 +12,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -113,11 +115,15 @@ final class LaunchCommand implements Callable<Integer> {
         }
     }
 
-    /** The job's secret: the launcher's own {@code KOLO_JOB_SECRET} if set, else a fresh one for this launch. */
+    /**
+     * The job's secret: the launcher's own (from {@code -Dkolo.job.secret}, {@code KOLO_JOB_SECRET} or {@code
+     * KOLO_JOB_SECRET_FILE}) if given, else a fresh one for this launch. Either way it reaches the workers on
+     * their standard input only.
+     */
     private static String secret() {
-        String own = System.getenv(Settings.JOB_SECRET.name());
-        if (own != null && !own.isBlank()) {
-            return own;
+        Optional<String> own = JobSecrets.fromEnvironment();
+        if (own.isPresent()) {
+            return own.get();
         }
         byte[] bytes = new byte[SECRET_BYTES];
         new SecureRandom().nextBytes(bytes);

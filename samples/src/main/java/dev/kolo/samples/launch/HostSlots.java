@@ -108,6 +108,11 @@ public final class HostSlots {
     }
 
     private static Host host(String name, String slots, String where) {
+        if (name.startsWith("-")) {
+            // ssh would take it for an option (e.g. -oProxyCommand=...), not a host.
+            throw new IllegalArgumentException(where + ": host '" + name + "' begins with '-', which ssh would take "
+                    + "as an option: name the host by its name or address (options for ssh go in --ssh-option)");
+        }
         int n = 1;
         if (slots != null) {
             try {

@@ -320,7 +320,8 @@ public final class Launcher {
             // The launcher's own settings apply on every host (here they are inherited); the secret never travels
             // on a command line.
             System.getenv().forEach((k, v) -> {
-                if (k.startsWith("KOLO_") && !k.equals(Settings.JOB_SECRET.name())) {
+                if (k.startsWith("KOLO_") && !k.equals(Settings.JOB_SECRET.name())
+                        && !k.equals(Settings.JOB_SECRET_FILE.name())) {
                     env.put(k, v);
                 }
             });
@@ -416,7 +417,8 @@ public final class Launcher {
     private static List<String> jvmFlags() {
         List<String> flags = new ArrayList<>();
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (!arg.startsWith("-agentlib") && !arg.startsWith("-javaagent") && !arg.startsWith("-Xdebug")) {
+            if (!arg.startsWith("-agentlib") && !arg.startsWith("-javaagent") && !arg.startsWith("-Xdebug")
+                    && !isSecretFlag(arg)) {
                 flags.add(arg);
             }
         }
@@ -432,6 +434,15 @@ public final class Launcher {
             flags.add("--enable-native-access=ALL-UNNAMED");
         }
         return flags;
+    }
+
+    /**
+     * A flag that names the job's secret or its file: never copied to a worker's command line (visible to all in
+     * {@code ps}); the worker gets the secret the launcher settled on, on its standard input.
+     */
+    static boolean isSecretFlag(String arg) {
+        return arg.startsWith("-D" + Settings.JOB_SECRET.property() + "=")
+                || arg.startsWith("-D" + Settings.JOB_SECRET_FILE.property() + "=");
     }
 
     private void pump(int rank, Process p) {

@@ -4,8 +4,6 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
@@ -25,7 +23,7 @@ public final class RankOutput implements Launcher.OutputSink, AutoCloseable {
 
     /**
      * @param shown the ranks whose lines reach the terminal; null for all
-     * @param logDir the directory of the per-rank logs (created if missing); null for none
+     * @param logDir the directory of the per-rank logs (created 0700 if missing; files 0600); null for none
      */
     public RankOutput(PrintStream terminal, Set<Integer> shown, Path logDir) {
         this.terminal = terminal;
@@ -33,7 +31,7 @@ public final class RankOutput implements Launcher.OutputSink, AutoCloseable {
         this.logDir = logDir;
         if (logDir != null) {
             try {
-                Files.createDirectories(logDir);
+                PrivateLogFiles.createDirectory(logDir);
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot create the log directory " + logDir + ": " + e.getMessage(), e);
             }
@@ -84,7 +82,7 @@ public final class RankOutput implements Launcher.OutputSink, AutoCloseable {
                 try {
                     BufferedWriter w = logs.get(rank);
                     if (w == null) {
-                        w = Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+                        w = PrivateLogFiles.open(file);
                         logs.put(rank, w);
                     }
                     w.write(line);

@@ -21,17 +21,29 @@ final class WorkerWrapper {
      * orderly stop. The watcher signals the worker's pid ($$ becomes the worker at exec); it only wakes once the
      * launcher is done with this worker, and its stdout and stderr are /dev/null so that an SSH session ends when
      * the worker does. Its input is named explicitly (fd 3): a background job's standard input is /dev/null.
+     * A worker that exits within the grace period releases its pid, which another process may then get: SIGKILL
+     * goes only to a pid whose start time (see STARTED) is still the worker's.
      */
     private static final String SCRIPT = """
             trap '' INT
             IFS= read -r KOLO_JOB_SECRET || { echo "kolo launch: no secret line on standard input" >&2; exit 125; }
             if [ -n "$KOLO_JOB_SECRET" ]; then export KOLO_JOB_SECRET; else unset KOLO_JOB_SECRET; fi
+            %s
             worker=$$
+            started=$(started "$worker")
             exec 3<&0
-            ( cat <&3 >/dev/null; kill -TERM "$worker" 2>/dev/null && sleep %d && kill -KILL "$worker" 2>/dev/null ) \
-            >/dev/null 2>&1 &
+            ( cat <&3 >/dev/null; kill -TERM "$worker" 2>/dev/null && sleep %d \
+              && [ "$(started "$worker")" = "$started" ] && kill -KILL "$worker" 2>/dev/null ) >/dev/null 2>&1 &
             exec "$@" </dev/null 3<&-
             """;
+
+    /**
+     * A shell function printing when process $1 started, empty once it is gone: the kernel's start time (field 22
+     * of /proc/PID/stat, after the command name, which may hold spaces) or, without /proc, ps's start time. A pid
+     * with the same start time is the same process (exec keeps both), a reused pid has a later one.
+     */
+    static final String STARTED = "started() { if [ -r /proc/$1/stat ]; then sed 's/^.*) //' /proc/$1/stat "
+            + "2>/dev/null | cut -d' ' -f20; else ps -o lstart= -p \"$1\" 2>/dev/null; fi; }";
 
     private WorkerWrapper() {
     }
@@ -62,7 +74,7 @@ final class WorkerWrapper {
     }
 
     static String script(long graceMillis) {
-        return String.format(java.util.Locale.ROOT, SCRIPT, Math.max(1, (graceMillis + 999) / 1000));
+        return String.format(java.util.Locale.ROOT, SCRIPT, STARTED, Math.max(1, (graceMillis + 999) / 1000));
     }
 
     /** @return {@code s} as one word for a POSIX shell */

@@ -50,6 +50,16 @@ class HostSlotsTest {
         assertMessage("names no host", () -> HostSlots.read(f));
     }
 
+    @Test
+    void aHostThatSshWouldTakeForAnOptionIsRefused(@TempDir Path tmp) throws Exception {
+        assertMessage("host '-oProxyCommand=x' begins with '-', which ssh would take as an option",
+                () -> HostSlots.parse("a,-oProxyCommand=x"));
+        assertMessage("host '-F/tmp/cfg' begins with '-'", () -> HostSlots.parse("-F/tmp/cfg:2"));
+        Path f = tmp.resolve("hosts");
+        Files.writeString(f, "a slots=2\n-oProxyCommand=x slots=1\n");
+        assertMessage("host '-oProxyCommand=x' begins with '-'", () -> HostSlots.read(f));
+    }
+
     private static void assertMessage(String part, Runnable r) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, r::run);
         assertTrue(e.getMessage().contains(part), e.getMessage());

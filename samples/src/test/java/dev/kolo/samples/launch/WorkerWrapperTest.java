@@ -2,6 +2,8 @@ package dev.kolo.samples.launch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -49,5 +51,43 @@ class WorkerWrapperTest {
         p.getOutputStream().close();
         assertEquals(true, p.waitFor(10, TimeUnit.SECONDS), "stopped once its input closed");
         assertEquals(143, p.exitValue(), "by SIGTERM");
+    }
+
+    /** A worker that ignores SIGTERM is still killed once the grace period is over: the kill check holds it ours. */
+    @Test
+    void aWorkerIgnoringTermIsKilledAfterTheGrace() throws Exception {
+        // The worker says it is ready once its TERM trap is set, so the test closes its input only then.
+        Process p = new ProcessBuilder(WorkerWrapper.local(List.of("sh", "-c",
+                "trap '' TERM; echo ready; while :; do sleep 1; done"), 1000)).start();
+        p.getOutputStream().write("\n".getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().flush();
+        assertEquals("ready", new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                StandardCharsets.UTF_8)).readLine());
+        p.getOutputStream().close();
+        assertTrue(p.waitFor(20, TimeUnit.SECONDS), "killed after the 1 s grace");
+        assertEquals(137, p.exitValue(), "by SIGKILL");
+    }
+
+    /**
+     * The check before SIGKILL: a live process reads the same start time each time; once it has exited and been
+     * reaped (its pid free for another process), it reads differently, so the watcher leaves the pid alone.
+     */
+    @Test
+    void theKillCheckTellsAnExitedProcessFromALiveOne() throws Exception {
+        Process sleeper = new ProcessBuilder("sleep", "600").start();
+        long pid = sleeper.pid();
+        String live = started(pid);
+        assertFalse(live.isBlank(), "a live process has a start time");
+        assertEquals(live, started(pid), "the same process reads the same");
+        sleeper.destroyForcibly();
+        assertTrue(sleeper.waitFor(10, TimeUnit.SECONDS));
+        assertNotEquals(live, started(pid), "an exited process no longer reads as the worker");
+    }
+
+    private static String started(long pid) throws Exception {
+        Process p = new ProcessBuilder("sh", "-c", WorkerWrapper.STARTED + "; started " + pid).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+        return out;
     }
 }

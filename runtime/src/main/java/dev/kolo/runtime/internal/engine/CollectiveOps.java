@@ -78,14 +78,15 @@ final class CollectiveOps {
 
     private List<Tensor> allreduce(List<OpSpec> specs, List<Tensor> inputs, List<Tensor> given) {
         OpSpec lead = specs.get(0);
-        ReduceOp op = lead.reduceOp == ReduceOp.AVERAGE ? ReduceOp.SUM : lead.reduceOp;
-        double postscale = lead.reduceOp == ReduceOp.AVERAGE ? lead.postscale / size : lead.postscale;
+        ReduceOp op = AverageScaling.sumOp(lead);
+        double prescale = AverageScaling.prescale(lead, size);
+        double postscale = AverageScaling.postscale(lead, size);
         List<Tensor> outputs = new ArrayList<>(specs.size());
         if (specs.size() == 1) {
             // Unfused: reduce straight in the result tensor, no fusion-buffer copies.
             Tensor out = resultOf(lead, inputs.get(0), given.get(0));
             phases.opStart = System.nanoTime();
-            dataPlane.allreduce(out.data(), 0, (int) lead.numElements(), lead.dtype, op, lead.prescale, postscale);
+            dataPlane.allreduce(out.data(), 0, (int) lead.numElements(), lead.dtype, op, prescale, postscale);
             phases.opEnd = System.nanoTime();
             phases.splitNanos = dataPlane.lastReduceScatterEndNanos();
             ringTraffic(lead.byteSize());
@@ -120,7 +121,7 @@ final class CollectiveOps {
         }
         phases.copyInEnd = phases.opStart = System.nanoTime();
         if (large == 0) {
-            dataPlane.allreduce(buf, 0, (int) (total / lead.dtype.byteSize()), lead.dtype, op, lead.prescale,
+            dataPlane.allreduce(buf, 0, (int) (total / lead.dtype.byteSize()), lead.dtype, op, prescale,
                     postscale);
         } else {
             int segments = (packed > 0 ? 1 : 0) + large;
@@ -140,7 +141,7 @@ final class CollectiveOps {
                 }
             }
             try {
-                dataPlane.allreduce(segmentSend, segmentViews, segmentLengths, segments, lead.dtype, op, lead.prescale,
+                dataPlane.allreduce(segmentSend, segmentViews, segmentLengths, segments, lead.dtype, op, prescale,
                         postscale);
             } finally {
                 java.util.Arrays.fill(segmentSend, 0, segments, null);
@@ -238,12 +239,13 @@ final class CollectiveOps {
                 myOffset += elements[r] * spec.dtype.byteSize();
             }
         }
-        ReduceOp op = spec.reduceOp == ReduceOp.AVERAGE ? ReduceOp.SUM : spec.reduceOp;
-        double postscale = spec.reduceOp == ReduceOp.AVERAGE ? spec.postscale / size : spec.postscale;
+        ReduceOp op = AverageScaling.sumOp(spec);
+        double prescale = AverageScaling.prescale(spec, size);
+        double postscale = AverageScaling.postscale(spec, size);
         ByteBuffer work = fusionBuffer(input.byteSize());
         work.put(0, input.data(), 0, (int) input.byteSize());
         phases.opStart = System.nanoTime();
-        dataPlane.reducescatter(work, elements, spec.dtype, op, spec.prescale, postscale);
+        dataPlane.reducescatter(work, elements, spec.dtype, op, prescale, postscale);
         phases.opEnd = System.nanoTime();
         phases.sentBytes = phases.receivedBytes = (size - 1) * input.byteSize() / size;
         long[] shape = spec.shape.clone();

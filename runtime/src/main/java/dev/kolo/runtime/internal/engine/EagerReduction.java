@@ -1,6 +1,5 @@
 package dev.kolo.runtime.internal.engine;
 
-import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.ring.Reducer;
 import java.nio.ByteBuffer;
@@ -32,22 +31,24 @@ final class EagerReduction {
         if (bytes == 0) {
             return;
         }
+        // The same scales as the data plane's exchange (see AverageScaling), so both give the same bytes.
+        double prescale = AverageScaling.prescale(spec, size);
         out.put(0, vectors[0], offsets[0], bytes);
-        if (spec.prescale != 1.0) {
-            reducer.scale(spec.dtype, out, 0, count, spec.prescale);
+        if (prescale != 1.0) {
+            reducer.scale(spec.dtype, out, 0, count, prescale);
         }
         for (int r = 1; r < size; r++) {
             ByteBuffer v = vectors[r];
             int at = offsets[r];
-            if (spec.prescale != 1.0) {
+            if (prescale != 1.0) {
                 scratch.put(0, v, at, bytes);
-                reducer.scale(spec.dtype, scratch, 0, count, spec.prescale);
+                reducer.scale(spec.dtype, scratch, 0, count, prescale);
                 v = scratch;
                 at = 0;
             }
-            reducer.reduce(spec.dtype, spec.reduceOp, out, 0, v, at, count);
+            reducer.reduce(spec.dtype, AverageScaling.sumOp(spec), out, 0, v, at, count);
         }
-        double finalScale = spec.reduceOp == ReduceOp.AVERAGE ? spec.postscale / size : spec.postscale;
+        double finalScale = AverageScaling.postscale(spec, size);
         if (finalScale != 1.0) {
             reducer.scale(spec.dtype, out, 0, count, finalScale);
         }
