@@ -15,7 +15,7 @@ import org.bytedeco.javacpp.annotation.Platform;
  * README.md). Loading happens in the static initializer, so only {@link NativeKernels} touches
  * this class, and only inside a try that turns a load failure into the Java fallback.
  */
-@Platform(include = {"kolo_kernels.h", "kolo_kernels_impl.h", "kolo_jni.h"})
+@Platform(include = {"kolo_kernels.h", "kolo_kernels_impl.h", "kolo_jni.h", "kolo_heap.h"})
 @NoException // the C functions never throw and never call back into Java: skip JavaCPP's try/catch
 final class KoloNativeLib {
 
@@ -44,6 +44,9 @@ final class KoloNativeLib {
     static native int kolo_set_max_isa(int maxLevel);
 
     static native int kolo_abi_version();
+
+    static native int kolo_heap_keep_large_blocks(@Cast("int64_t") long mmapThreshold,
+                                                  @Cast("int64_t") long trimThreshold);
 
     /** Address of element 0 of a direct buffer at position 0 (JavaCPP adds the position; pass a cleared duplicate). */
     static native @Cast("int64_t") long kolo_buffer_address(@Cast("const void*") java.nio.ByteBuffer buffer);

@@ -32,6 +32,7 @@ final class ModelExchange {
 
     /** @param block an initialized block */
     ModelExchange(Kolo kolo, Block block) {
+        EngineHeap.tuneOnce();
         this.kolo = kolo;
         List<Pair<String, Parameter>> buffers = new ArrayList<>();
         for (Pair<String, Parameter> named : block.getParameters()) {

@@ -33,6 +33,7 @@ public final class ModelParameters {
      * @throws IllegalArgumentException if a parameter is not float32, or there is none to train
      */
     public static ModelParameters of(Block block) {
+        EngineHeap.tuneOnce();
         List<ai.djl.nn.Parameter> engine = new ArrayList<>();
         List<Parameter> mirrors = new ArrayList<>();
         List<EngineArrays> arrays = new ArrayList<>();
