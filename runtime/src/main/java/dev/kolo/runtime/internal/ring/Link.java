@@ -37,6 +37,11 @@ final class Link {
         }
     }
 
+    /** @return whether the op in progress waits for this link's bytes (its read interest is set) */
+    boolean wantsRead() {
+        return (interest & SelectionKey.OP_READ) != 0;
+    }
+
     void close() {
         Io.closeQuietly(channel);
     }

@@ -40,6 +40,8 @@ final class TlsWire implements Wire {
     /** Records per network buffer once the connection carries frames: fewer, larger socket calls. */
     static final int BULK_RECORDS = 8;
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** TLS record header: content type (1), version (2), length (2). */
+    private static final int RECORD_HEADER_BYTES = 5;
 
     private final SocketChannel ch;
     private final SSLEngine engine;
@@ -245,9 +247,21 @@ final class TlsWire implements Wire {
         }
     }
 
+    /**
+     * Decrypted bytes not delivered yet, or a complete record not decrypted yet. A partial record does not
+     * count: a wait that returned for it would spin until the rest arrives, and the socket reports that.
+     */
     @Override
-    public boolean buffered() {
-        return appIn.hasRemaining() || netIn.hasRemaining();
+    public boolean hasBuffered() {
+        if (appIn.hasRemaining()) {
+            return true;
+        }
+        int n = netIn.remaining();
+        if (n < RECORD_HEADER_BYTES) {
+            return false;
+        }
+        int length = netIn.getShort(netIn.position() + 3) & 0xffff;
+        return n >= RECORD_HEADER_BYTES + length;
     }
 
     @Override

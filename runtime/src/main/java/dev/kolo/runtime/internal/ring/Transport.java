@@ -212,6 +212,9 @@ final class Transport {
         if (waited >= progressTimeoutNanos) {
             throw lost(culprit, "made no progress for " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms", seq, null);
         }
+        if (readAhead()) {
+            return lastProgress; // the socket will not wake us for bytes a TLS wire already took off it
+        }
         // An interrupted thread's select returns at once, so this wait would spin until the op ends: the op
         // cannot be left half done (the peers are in it), so the interrupt is held over the select and kept.
         boolean interrupted = Thread.interrupted();
@@ -223,6 +226,22 @@ final class Transport {
             }
         }
         return lastProgress;
+    }
+
+    /**
+     * @return whether a link the op waits to read from holds bytes in its wire (a TLS record read together
+     *         with the previous one). The op's pumps read every such link before they park, so this is a
+     *         guard for the parking wait alone: only links with read interest count, whose pumps consume what it
+     *         reports, so it does not spin.
+     */
+    private boolean readAhead() {
+        for (int i = 0; i < linkCount; i++) {
+            Link l = links[i];
+            if (l.wantsRead() && l.wire.hasBuffered()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** One step of a polling wait: spin on the core, or give it up when ranks outnumber cores. */
@@ -243,10 +262,8 @@ final class Transport {
      */
     boolean awaitIncoming(Link[] links, long timeoutNanos) throws IOException {
         checkAbort();
-        for (Link l : links) {
-            if (l != null && l.wire.buffered()) {
-                return true;
-            }
+        if (anyBuffered(links, links.length)) {
+            return true;
         }
         for (int i = 0; i < linkCount; i++) {
             this.links[i].interest(0);
@@ -272,13 +289,18 @@ final class Transport {
 
     /**
      * Between ops, by a thread that does not own the ring: waits up to {@code timeoutNanos} for bytes on any
-     * link (a peer started an op, or a connection ended) or for {@link #idleWakeup}. A TLS wire's read-ahead
-     * is not seen here; the owner's {@link #awaitIncoming} sees it.
+     * link (a peer started an op, or a connection ended) or for {@link #idleWakeup}. A message a TLS wire
+     * already holds ends it at once: the socket would never report it, and the peer waits for our answer.
+     * The wires are read without the ring's lock; an op running meanwhile on another thread may only make
+     * this return early, which is harmless.
      *
      * @return true when a link has bytes to read (or is closed)
      */
     boolean idleWait(long timeoutNanos) throws IOException {
         checkAbort();
+        if (anyBuffered(links, linkCount)) {
+            return true;
+        }
         incoming = false;
         try {
             idleSelector.select(markIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
@@ -287,6 +309,17 @@ final class Transport {
             throw e;
         }
         return incoming;
+    }
+
+    /** @return whether a read of one of {@code links[0, n)} would deliver bytes its wire already holds */
+    private static boolean anyBuffered(Link[] links, int n) {
+        for (int i = 0; i < n; i++) {
+            Link l = links[i];
+            if (l != null && l.wire.hasBuffered()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Ends an {@link #awaitIncoming} (or an op's wait for its sockets) now, from any thread. */

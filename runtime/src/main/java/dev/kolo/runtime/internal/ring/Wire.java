@@ -19,10 +19,11 @@ interface Wire extends ScatteringByteChannel, GatheringByteChannel {
     boolean flushed();
 
     /**
-     * @return true when bytes already taken off the socket wait in this wire (TLS records read ahead): the
-     *         socket is then not readable although a read would deliver something
+     * @return true when a read would deliver bytes already taken off the socket (a TLS record read ahead with
+     *         the previous one): the socket is then not readable, so every wait must ask this first. False for
+     *         part of a record only: that read delivers nothing until the socket brings the rest.
      */
-    default boolean buffered() {
+    default boolean hasBuffered() {
         return false;
     }
 
