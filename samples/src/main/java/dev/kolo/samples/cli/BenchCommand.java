@@ -3,6 +3,7 @@ package dev.kolo.samples.cli;
 import dev.kolo.samples.bench.BenchAllreduceCommand;
 import dev.kolo.samples.bench.BenchCheckpointCommand;
 import dev.kolo.samples.bench.BenchElasticCommand;
+import dev.kolo.samples.bench.BenchJitterCommand;
 import dev.kolo.samples.bench.BenchKernelsCommand;
 import dev.kolo.samples.bench.BenchScalingCommand;
 import dev.kolo.samples.bench.BenchTensorsCommand;
@@ -16,7 +17,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true, versionProvider = KoloVersion.class,
         subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
                 BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class,
-                BenchCheckpointCommand.class})
+                BenchCheckpointCommand.class, BenchJitterCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -24,6 +25,6 @@ final class BenchCommand implements Runnable {
     @Override
     public void run() {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos or checkpoint");
+                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos, checkpoint or jitter");
     }
 }
