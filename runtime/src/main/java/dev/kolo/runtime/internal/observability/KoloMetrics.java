@@ -45,6 +45,7 @@ public final class KoloMetrics implements AutoCloseable {
     private final Counter rounds;
     private final Counter eager;
     private final Counter demoted;
+    private final Counter resent;
     private final Map<String, Counter> dropped = new java.util.concurrent.ConcurrentHashMap<>();
     private final Counter stallWarnings;
     private final Counter resets;
@@ -94,6 +95,9 @@ public final class KoloMetrics implements AutoCloseable {
         demoted = Counter.builder("kolo.negotiation.demoted")
                 .description("Cached tensors the ranks sent on to the coordinator (a rank joined, the spec changed, "
                         + "or they waited too long)").register(registry);
+        resent = Counter.builder("kolo.control.resent")
+                .description("Requests a rank sent the coordinator again, unanswered for the resend interval")
+                .register(registry);
         stallWarnings = Counter.builder("kolo.stall.warnings")
                 .description("Stall warnings logged by this worker while it coordinated").register(registry);
         resets = Counter.builder("kolo.resets").description("Generations after the first this worker joined")
@@ -210,6 +214,10 @@ public final class KoloMetrics implements AutoCloseable {
 
     public void demoted() {
         demoted.increment();
+    }
+
+    public void resent() {
+        resent.increment();
     }
 
     /** The coordinator dropped a control message (always counted: a drop must never go unnoticed). */
