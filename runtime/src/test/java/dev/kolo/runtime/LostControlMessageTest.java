@@ -29,13 +29,16 @@ import org.junit.jupiter.api.Timeout;
 class LostControlMessageTest {
     /** Far below the stall inspector's times, above one resend interval plus a loaded machine's delays. */
     private static final long OP_SECONDS = 10;
+    /** Short enough for a test, long enough for the ops that do complete (each in about one resend interval). */
+    private static final Duration STALL_SHUTDOWN = Duration.ofSeconds(6);
     private static LocalJob job;
     private static final Kolo[] RANKS = new Kolo[3];
 
     @BeforeAll
     static void start() {
         String name = LocalJob.uniqueName("lost-ctl");
-        job = LocalJob.start(name, 3, i -> LocalJob.config(name, 3).build());
+        job = LocalJob.start(name, 3, i -> LocalJob.config(name, 3).stallWarning(Duration.ofSeconds(3))
+                .stallShutdown(STALL_SHUTDOWN).build());
         job.workers.forEach(k -> RANKS[k.rank()] = k);
         assertTrue(RANKS[0].coordinatorRank() == 0, "rank 0 should coordinate");
     }
@@ -89,6 +92,28 @@ class LostControlMessageTest {
         assertArrayEquals(new float[] {6f, 6f}, late.toFloatArray());
         for (CompletableFuture<Tensor> f : early) {
             assertArrayEquals(new float[] {6f, 6f}, f.get(OP_SECONDS, TimeUnit.SECONDS).toFloatArray());
+        }
+    }
+
+    @Test
+    void aStallNamesOnlyTheRanksThatDidNotSubmit() throws Exception {
+        Kolo coordinator = RANKS[0];
+        coordinator.clusterNode().loseReceived(once(m -> m instanceof OpRequest r && r.rank() == 1
+                && r.spec().name.equals("two-of-three")));
+        try {
+            // Ranks 0 and 1 submit, rank 1's request is lost once, rank 2 never submits.
+            List<CompletableFuture<Tensor>> submitted = List.of(
+                    RANKS[0].allreduceAsync("two-of-three", Tensor.of(new float[] {1f}, 1), ReduceOp.SUM),
+                    RANKS[1].allreduceAsync("two-of-three", Tensor.of(new float[] {2f}, 1), ReduceOp.SUM));
+            for (CompletableFuture<Tensor> f : submitted) {
+                java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                        java.util.concurrent.ExecutionException.class,
+                        () -> f.get(STALL_SHUTDOWN.toSeconds() + OP_SECONDS, TimeUnit.SECONDS));
+                String message = e.getCause().getMessage();
+                assertTrue(message.contains("'two-of-three' stalled: ranks [2] did not submit it"), message);
+            }
+        } finally {
+            coordinator.clusterNode().loseReceived(null);
         }
     }
 
