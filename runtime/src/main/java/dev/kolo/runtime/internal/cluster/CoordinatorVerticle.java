@@ -173,7 +173,7 @@ final class CoordinatorVerticle extends VerticleBase {
      * the first it lacks (its request or the answer was lost, or both are merely slow: a rank drops duplicates).
      */
     private void resendTo(int rank, long received, String what) {
-        observability.metrics.dropped("duplicate-request");
+        observability.metrics.copy();
         WorkerInfo w = current.workers().get(rank);
         List<ControlMessage> lacking = sent.from(received);
         if (!lacking.isEmpty()) {

@@ -46,6 +46,7 @@ public final class KoloMetrics implements AutoCloseable {
     private final Counter eager;
     private final Counter demoted;
     private final Counter resent;
+    private final Counter copies;
     private final Map<String, Counter> dropped = new java.util.concurrent.ConcurrentHashMap<>();
     private final Counter stallWarnings;
     private final Counter resets;
@@ -98,6 +99,9 @@ public final class KoloMetrics implements AutoCloseable {
         resent = Counter.builder("kolo.control.resent")
                 .description("Requests a rank sent the coordinator again, unanswered for the resend interval")
                 .register(registry);
+        copies = Counter.builder("kolo.control.copies")
+                .description("Re-sent requests the coordinator had counted already (answered by sending the rank "
+                        + "the responses it lacks)").register(registry);
         stallWarnings = Counter.builder("kolo.stall.warnings")
                 .description("Stall warnings logged by this worker while it coordinated").register(registry);
         resets = Counter.builder("kolo.resets").description("Generations after the first this worker joined")
@@ -218,6 +222,11 @@ public final class KoloMetrics implements AutoCloseable {
 
     public void resent() {
         resent.increment();
+    }
+
+    /** The coordinator received a copy of a request it had counted (not a drop: the copy asks for a resend). */
+    public void copy() {
+        copies.increment();
     }
 
     /** The coordinator dropped a control message (always counted: a drop must never go unnoticed). */
