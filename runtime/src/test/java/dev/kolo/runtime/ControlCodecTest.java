@@ -31,7 +31,8 @@ class ControlCodecTest {
                 new CoordinatorAnnounce(10, "coord-2"),
                 new MembersChanged(List.of("x", "y"), List.of("z")),
                 new ControlMessage.OpRequest(3, 1, new OpSpec("grads/1", OpType.ALLREDUCE, DType.BFLOAT16,
-                        new long[] {7, 3}, ReduceOp.AVERAGE, 0.5, 2, 0, null, 4)),
+                        new long[] {7, 3}, ReduceOp.AVERAGE, 0.5, 2, 0, null, 4), 12),
+                new ControlMessage.JoinRequest(3, 1, 13),
                 new ControlMessage.OpResponse(3, 5, OpType.ALLGATHER, List.of(new ControlMessage.ResponseEntry("g",
                         true, new OpSpec("g", OpType.ALLGATHER, DType.INT8, new long[] {2}, ReduceOp.SUM, 1, 1, 0,
                         null), new long[] {2, 2}), new ControlMessage.ResponseEntry("h", false, null, new long[0])),
@@ -133,7 +134,7 @@ class ControlCodecTest {
             b.appendLong(d);
         }
         return b.appendByte((byte) 0).appendDouble(1).appendDouble(1).appendInt(0).appendUnsignedShort(0)
-                .appendUnsignedShort(0);
+                .appendUnsignedShort(0).appendLong(0); // received
     }
 
     @Test

@@ -259,13 +259,25 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
     ControlMessage accept(io.vertx.core.eventbus.Message<?> message) {
         Object body = message.body();
         if (body instanceof ControlMessage m) {
-            return m;
+            java.util.function.Predicate<ControlMessage> lose = losing;
+            return lose != null && lose.test(m) ? null : m;
         }
         if (!(body instanceof ControlAuthenticator.Rejected)) {
             rejections.reject("foreign-body", "a " + (body == null ? "null" : body.getClass().getSimpleName())
                     + " sent to " + message.address() + " (control addresses take only Kolo control messages)");
         }
         return null;
+    }
+
+    /** A test's stand-in for the event bus losing messages (it delivers at most once); null when none. */
+    private volatile java.util.function.Predicate<ControlMessage> losing;
+
+    /**
+     * For tests: control messages received here that {@code lose} matches are dropped silently, as the event bus
+     * drops what is in flight while a member reconnects. Null delivers everything again.
+     */
+    public void loseReceived(java.util.function.Predicate<ControlMessage> lose) {
+        this.losing = lose;
     }
 
     /** @return how many control messages this node dropped as unauthentic or foreign */

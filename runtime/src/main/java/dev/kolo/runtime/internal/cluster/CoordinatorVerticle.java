@@ -13,6 +13,7 @@ import dev.kolo.runtime.internal.control.ControlMessage.MembersChanged;
 import dev.kolo.runtime.internal.control.ControlMessage.OpRequest;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.negotiation.Negotiator;
+import dev.kolo.runtime.internal.negotiation.SentResponses;
 import dev.kolo.runtime.internal.observability.Observability;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -47,6 +48,8 @@ final class CoordinatorVerticle extends VerticleBase {
     private static final long SETTLE_MS = 2000;
     private long settleTimer = -1;
     private Negotiator negotiator;
+    /** What this generation's ranks may still lack of the responses sent (see {@link #resendTo}). */
+    private SentResponses sent;
     private long flushTimer = -1;
     private final Map<String, Long> stallWarned = new HashMap<>();
 
@@ -105,14 +108,22 @@ final class CoordinatorVerticle extends VerticleBase {
         } else if (m instanceof OpRequest r) {
             if (negotiating(r.generation(), r)) {
                 long now = System.nanoTime();
-                observability.timeline().instant(r.spec().name, "RANK_READY " + r.rank(), now);
-                negotiator.onRequest(r.rank(), r.spec(), now);
-                maybeFlush();
+                sent.held(r.rank(), r.received());
+                if (negotiator.onRequest(r.rank(), r.spec(), now, r.received())) {
+                    observability.timeline().instant(r.spec().name, "RANK_READY " + r.rank(), now);
+                    maybeFlush();
+                } else {
+                    resendTo(r.rank(), r.received(), "'" + r.spec().name + "'");
+                }
             }
         } else if (m instanceof JoinRequest j) {
             if (negotiating(j.generation(), j)) {
-                negotiator.onJoin(j.rank());
-                maybeFlush();
+                sent.held(j.rank(), j.received());
+                if (negotiator.onJoin(j.rank(), j.received())) {
+                    maybeFlush();
+                } else {
+                    resendTo(j.rank(), j.received(), "its join");
+                }
             }
         } else {
             LOG.warn("dropped unexpected control message {}", m.getClass().getSimpleName());
@@ -157,6 +168,24 @@ final class CoordinatorVerticle extends VerticleBase {
     }
 
     /**
+     * A rank re-sent a request this coordinator has already counted: it has waited a resend interval for the
+     * answer. Counting it again would count the rank twice; instead the rank gets again every response from
+     * the first it lacks (its request or the answer was lost, or both are merely slow: a rank drops duplicates).
+     */
+    private void resendTo(int rank, long received, String what) {
+        observability.metrics.copy();
+        WorkerInfo w = current.workers().get(rank);
+        List<ControlMessage> lacking = sent.from(received);
+        if (!lacking.isEmpty()) {
+            LOG.info("control plane: rank {} re-sent {} holding {} responses of generation {}; sending it the {} "
+                    + "from {} again", rank, what, received, current.generation(), lacking.size(), received);
+        }
+        for (ControlMessage response : lacking) {
+            vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), response), control);
+        }
+    }
+
+    /**
      * Sends ready responses at once when nothing else is half-submitted (a lone op pays no batching delay),
      * else waits up to the cycle time so that a burst of tensors (a backward pass) fuses into few responses.
      */
@@ -181,6 +210,7 @@ final class CoordinatorVerticle extends VerticleBase {
             return;
         }
         for (ControlMessage response : negotiator.drain()) {
+            sent.sent(response);
             for (WorkerInfo w : current.workers()) {
                 vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), response), control);
             }
@@ -351,6 +381,7 @@ final class CoordinatorVerticle extends VerticleBase {
         lastGeneration = generation;
         chosen.forEach(w -> pending.remove(w.node()));
         negotiator = new Negotiator(ranked.size(), generation, config.fusionThreshold());
+        sent = new SentResponses(ranked.size());
         stallWarned.clear();
         if (settleTimer >= 0) {
             vertx.cancelTimer(settleTimer);

@@ -89,6 +89,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
             out.appendLong(r.generation());
             out.appendInt(r.rank());
             writeSpec(out, r.spec());
+            out.appendLong(r.received());
         } else if (m instanceof OpResponse r) {
             out.appendByte(OP_RESPONSE);
             out.appendLong(r.generation());
@@ -110,6 +111,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
             out.appendByte(JOIN_REQUEST);
             out.appendLong(j.generation());
             out.appendInt(j.rank());
+            out.appendLong(j.received());
         } else if (m instanceof ControlMessage.MembershipPending mp) {
             out.appendByte(MEMBERSHIP_PENDING);
             out.appendLong(mp.generation());
@@ -153,7 +155,8 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
             case COORDINATOR: m = new CoordinatorAnnounce(r.generation("generation"),
                     r.nonEmpty(r.string(), "coordinatorNode")); break;
             case MEMBERS: m = new MembersChanged(r.strings(), r.strings()); break;
-            case OP_REQUEST: m = new OpRequest(r.generation("generation"), r.rank("rank"), r.spec()); break;
+            case OP_REQUEST: m = new OpRequest(r.generation("generation"), r.rank("rank"), r.spec(),
+                    r.sequence("received")); break;
             case OP_RESPONSE: {
                 long gen = r.generation("generation");
                 long seq = r.sequence("sequence");
@@ -173,7 +176,8 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
                 m = new OpResponse(gen, seq, opType, List.copyOf(entries), kind, error);
                 break;
             }
-            case JOIN_REQUEST: m = new JoinRequest(r.generation("generation"), r.rank("rank")); break;
+            case JOIN_REQUEST: m = new JoinRequest(r.generation("generation"), r.rank("rank"),
+                    r.sequence("received")); break;
             case JOIN_RESPONSE: m = new JoinResponse(r.generation("generation"), r.sequence("sequence"),
                     r.rankOrNone("lastRank")); break;
             case MEMBERSHIP_PENDING: m = new ControlMessage.MembershipPending(r.generation("generation")); break;

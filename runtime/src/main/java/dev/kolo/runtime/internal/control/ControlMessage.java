@@ -39,9 +39,11 @@ public sealed interface ControlMessage {
     /**
      * A rank asks for a collective, with every attribute: one its generation's cache does not hold (the first
      * time, a changed spec, one not cacheable), or one sent on because the ranks could not agree on it in their
-     * own rounds (a rank joined, or it waited too long).
+     * own rounds (a rank joined, or it waited too long). {@code received}: how many of the generation's responses
+     * the rank held when it sent this; it tells a re-sent request (one whose answer the coordinator has already
+     * sent, numbered {@code received} or later) from a new request under the same name.
      */
-    record OpRequest(long generation, int rank, OpSpec spec) implements ControlMessage {
+    record OpRequest(long generation, int rank, OpSpec spec, long received) implements ControlMessage {
     }
 
     /**
@@ -78,8 +80,11 @@ public sealed interface ControlMessage {
     /** Why a response fails its entries. */
     enum ErrorKind { NONE, MISMATCH, STALLED, INVALID }
 
-    /** A rank has no more work and joins: it contributes zeros to allreduces until every rank has joined. */
-    record JoinRequest(long generation, int rank) implements ControlMessage {
+    /**
+     * A rank has no more work and joins: it contributes zeros to allreduces until every rank has joined.
+     * {@code received} as for {@link OpRequest}.
+     */
+    record JoinRequest(long generation, int rank, long received) implements ControlMessage {
     }
 
     /** Every rank has joined; {@code lastRank} joined last. */

@@ -465,6 +465,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         worked |= admit(g);
         if (g != null && g.opened() && g.abortCause == null && g.size > 1) {
             long now = System.nanoTime();
+            g.resendDue(now); // only messages: the owner's polling goes on as before
             if (peerStarted || g.roundDue(now)) {
                 try {
                     g.round(now);

@@ -103,6 +103,20 @@ final class RankGeneration {
     private boolean anyJoined;
     /** Something this rank must tell the others in a round. */
     private boolean dirty;
+    /**
+     * How long a request to the coordinator goes unanswered before this rank sends it again. The event bus
+     * delivers at most once (what is in flight while a member reconnects is lost): without a resend, a lost
+     * request or response would stall its tensor until the stall inspector fails it. The coordinator counts a
+     * copy once and answers it by sending again the responses this rank lacks; a request that merely waits for
+     * a slow peer costs one small message per interval.
+     */
+    static final long RESEND_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    /** Requests sent to the coordinator and not answered yet, by tensor name: re-sent every {@link #RESEND_NANOS}. */
+    private final Map<String, Unanswered> unanswered = new LinkedHashMap<>();
+    /** When this rank's join was last sent, while its completion has not arrived; -1 when none. */
+    private long joinSentNanos = -1;
+    /** When the oldest unanswered request is due to be sent again; Long.MAX_VALUE when none. */
+    private long resendAt = Long.MAX_VALUE;
     /** Tensors failed by the stall inspector while this rank had not submitted them: its late submit fails. */
     private final Map<String, KoloException> stalled = new HashMap<>();
 
@@ -194,7 +208,49 @@ final class RankGeneration {
     private void request(PendingOp op) {
         op.cacheId = -1;
         observability.metrics.cacheHit(false);
-        node.sendToCoordinator(coordinatorNode, new OpRequest(generation, rank, op.spec));
+        node.sendToCoordinator(coordinatorNode, new OpRequest(generation, rank, op.spec, received));
+        long now = System.nanoTime();
+        unanswered.put(op.spec.name, new Unanswered(op.spec, now));
+        resendAt = Math.min(resendAt, now + RESEND_NANOS);
+    }
+
+    /** A request to the coordinator whose answer has not arrived. */
+    private static final class Unanswered {
+        final OpSpec spec;
+        long sentNanos;
+
+        Unanswered(OpSpec spec, long sentNanos) {
+            this.spec = spec;
+            this.sentNanos = sentNanos;
+        }
+    }
+
+    /**
+     * Sends again the requests (and the join) unanswered for {@link #RESEND_NANOS}, with how many responses
+     * this rank holds now: the coordinator tells the copy from a new request by it.
+     */
+    void resendDue(long now) {
+        if (now < resendAt || abortCause != null) {
+            return;
+        }
+        long next = Long.MAX_VALUE;
+        for (Unanswered u : unanswered.values()) {
+            if (now - u.sentNanos >= RESEND_NANOS) {
+                node.sendToCoordinator(coordinatorNode, new OpRequest(generation, rank, u.spec, received));
+                observability.metrics.resent();
+                u.sentNanos = now;
+            }
+            next = Math.min(next, u.sentNanos + RESEND_NANOS);
+        }
+        if (joinSentNanos >= 0) {
+            if (now - joinSentNanos >= RESEND_NANOS) {
+                node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, rank, received));
+                observability.metrics.resent();
+                joinSentNanos = now;
+            }
+            next = Math.min(next, joinSentNanos + RESEND_NANOS);
+        }
+        resendAt = next;
     }
 
     /** This rank joins: it has no more data and contributes zeros to allreduces until every rank has joined. */
@@ -210,7 +266,9 @@ final class RankGeneration {
         joined = true;
         joinResult = result;
         dirty = true;
-        node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, rank));
+        node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, rank, received));
+        joinSentNanos = System.nanoTime();
+        resendAt = Math.min(resendAt, joinSentNanos + RESEND_NANOS);
     }
 
     /**
@@ -228,6 +286,9 @@ final class RankGeneration {
         invalid.clear();
         responses.clear();
         arrivals.clear();
+        unanswered.clear();
+        joinSentNanos = -1;
+        resendAt = Long.MAX_VALUE;
         executed = received;
         dirty = false;
     }
@@ -240,6 +301,11 @@ final class RankGeneration {
         }
         responses.put(sequence, m);
         arrivals.put(sequence, arrivedNanos);
+        if (m instanceof OpResponse r) {
+            r.entries().forEach(e -> unanswered.remove(e.name()));
+        } else {
+            joinSentNanos = -1;
+        }
         while (responses.containsKey(received)) {
             received++;
             dirty = true;
@@ -250,14 +316,19 @@ final class RankGeneration {
 
     /** @return whether this rank has something to tell the others, or a waiting tensor is due for demotion */
     boolean roundDue(long now) {
-        return size > 1 && ops != null && abortCause == null && (dirty || now >= nextDeadline());
+        return size > 1 && ops != null && abortCause == null && (dirty || now >= roundDeadline());
+    }
+
+    /** @return when this rank must next do something unasked: a round ({@link #roundDeadline}) or a resend */
+    long nextDeadline() {
+        return Math.min(roundDeadline(), abortCause != null ? Long.MAX_VALUE : resendAt);
     }
 
     /**
      * @return when the oldest tensor waiting in rounds is due to go to the coordinator, or the oldest response
      *         held here (and not yet everywhere) is overdue; Long.MAX_VALUE when neither
      */
-    long nextDeadline() {
+    private long roundDeadline() {
         if (abortCause != null) {
             return Long.MAX_VALUE; // set at once, from any thread; aborted() drops the state under the lock
         }

@@ -32,6 +32,13 @@ public final class Negotiator {
     private int joinedCount;
     private int lastJoined = -1;
     private long nextSequence;
+    /**
+     * The sequence of the last response that answered each name, and of the last join completion: a request a
+     * rank sent before it held that response (its {@code received} is not past it) is a re-sent copy of one the
+     * coordinator already counted, not a new request under the same name.
+     */
+    private final Map<String, Long> answeredIn = new java.util.HashMap<>();
+    private long lastJoinResponse = -1;
 
     public Negotiator(int size, long generation, long fusionThreshold) {
         this.size = size;
@@ -40,23 +47,47 @@ public final class Negotiator {
         this.joined = new boolean[size];
     }
 
-    /** One rank's request for a named collective. */
+    /** One rank's request for a named collective, never re-sent (tests). */
     public void onRequest(int rank, OpSpec spec, long nowNanos) {
-        if (rank < 0 || rank >= size) {
-            return; // not a rank of this generation: dropped like a stale message
-        }
-        Pending p = pending.computeIfAbsent(spec.name, n -> new Pending(spec.name, size, nowNanos));
-        if (p.specs[rank] == null) {
-            p.specs[rank] = spec;
-            p.count++;
-        }
-        checkReady(p);
+        onRequest(rank, spec, nowNanos, Long.MAX_VALUE);
     }
 
-    /** A rank joins: it has no more work and contributes zeros to allreduces from now on. */
+    /**
+     * One rank's request for a named collective, sent when the rank held {@code received} responses.
+     *
+     * @return false if it is a copy of a request already counted (a rank re-sends until it holds the answer)
+     */
+    public boolean onRequest(int rank, OpSpec spec, long nowNanos, long received) {
+        if (rank < 0 || rank >= size) {
+            return false; // not a rank of this generation: dropped like a stale message
+        }
+        Long answered = answeredIn.get(spec.name);
+        if (answered != null && received <= answered) {
+            return false; // answered already; the answer had not reached the rank when it sent this copy
+        }
+        Pending p = pending.computeIfAbsent(spec.name, n -> new Pending(spec.name, size, nowNanos));
+        if (p.specs[rank] != null) {
+            return false;
+        }
+        p.specs[rank] = spec;
+        p.count++;
+        checkReady(p);
+        return true;
+    }
+
+    /** A rank joins, never re-sent (tests). */
     public void onJoin(int rank) {
-        if (rank < 0 || rank >= size || joined[rank]) {
-            return;
+        onJoin(rank, Long.MAX_VALUE);
+    }
+
+    /**
+     * A rank joins: it has no more work and contributes zeros to allreduces from now on.
+     *
+     * @return false if it is a copy of a join already counted
+     */
+    public boolean onJoin(int rank, long received) {
+        if (rank < 0 || rank >= size || joined[rank] || received <= lastJoinResponse) {
+            return false;
         }
         joined[rank] = true;
         joinedCount++;
@@ -65,10 +96,12 @@ public final class Negotiator {
             checkReady(p);
         }
         if (joinedCount == size) {
+            lastJoinResponse = nextSequence;
             out.add(new JoinResponse(generation, nextSequence++, lastJoined));
             java.util.Arrays.fill(joined, false);
             joinedCount = 0;
         }
+        return true;
     }
 
     private void checkReady(Pending p) {
@@ -130,6 +163,7 @@ public final class Negotiator {
             OpSpec spec = p.specs[firstRank(p)];
             boolean cacheable = spec.cacheable() && allEqual(p.specs);
             entries.add(new ResponseEntry(spec.name, cacheable, spec, perRank(spec.type, p.specs)));
+            answeredIn.put(spec.name, nextSequence);
         }
         return new OpResponse(generation, nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "");
     }
@@ -139,6 +173,7 @@ public final class Negotiator {
         List<ResponseEntry> entries = new ArrayList<>();
         for (String n : names) {
             entries.add(new ResponseEntry(n, false, null, new long[0]));
+            answeredIn.put(n, nextSequence);
         }
         return new OpResponse(generation, nextSequence++, type, entries, kind, message);
     }

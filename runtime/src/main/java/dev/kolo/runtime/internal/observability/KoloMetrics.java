@@ -45,6 +45,8 @@ public final class KoloMetrics implements AutoCloseable {
     private final Counter rounds;
     private final Counter eager;
     private final Counter demoted;
+    private final Counter resent;
+    private final Counter copies;
     private final Map<String, Counter> dropped = new java.util.concurrent.ConcurrentHashMap<>();
     private final Counter stallWarnings;
     private final Counter resets;
@@ -94,6 +96,12 @@ public final class KoloMetrics implements AutoCloseable {
         demoted = Counter.builder("kolo.negotiation.demoted")
                 .description("Cached tensors the ranks sent on to the coordinator (a rank joined, the spec changed, "
                         + "or they waited too long)").register(registry);
+        resent = Counter.builder("kolo.control.resent")
+                .description("Requests a rank sent the coordinator again, unanswered for the resend interval")
+                .register(registry);
+        copies = Counter.builder("kolo.control.copies")
+                .description("Re-sent requests the coordinator had counted already (answered by sending the rank "
+                        + "the responses it lacks)").register(registry);
         stallWarnings = Counter.builder("kolo.stall.warnings")
                 .description("Stall warnings logged by this worker while it coordinated").register(registry);
         resets = Counter.builder("kolo.resets").description("Generations after the first this worker joined")
@@ -210,6 +218,15 @@ public final class KoloMetrics implements AutoCloseable {
 
     public void demoted() {
         demoted.increment();
+    }
+
+    public void resent() {
+        resent.increment();
+    }
+
+    /** The coordinator received a copy of a request it had counted (not a drop: the copy asks for a resend). */
+    public void copy() {
+        copies.increment();
     }
 
     /** The coordinator dropped a control message (always counted: a drop must never go unnoticed). */
