@@ -291,14 +291,14 @@ final class Transport {
      * Between ops, by a thread that does not own the ring: waits up to {@code timeoutNanos} for bytes on any
      * link (a peer started an op, or a connection ended) or for {@link #idleWakeup}. A message a TLS wire
      * already holds ends it at once: the socket would never report it, and the peer waits for our answer.
-     * The wires are read without the ring's lock; an op running meanwhile on another thread may only make
-     * this return early, which is harmless.
+     * The wires are read without the ring's lock (see {@link #anyBufferedUnlocked}); an op running meanwhile
+     * on another thread may only make this return early, which is harmless.
      *
      * @return true when a link has bytes to read (or is closed)
      */
     boolean idleWait(long timeoutNanos) throws IOException {
         checkAbort();
-        if (anyBuffered(links, linkCount)) {
+        if (anyBufferedUnlocked()) {
             return true;
         }
         incoming = false;
@@ -309,6 +309,19 @@ final class Transport {
             throw e;
         }
         return incoming;
+    }
+
+    /**
+     * {@link #anyBuffered} from a thread that does not hold the ring: an op on another thread may move a wire's
+     * buffers while they are looked at (a read then finds an index past a limit that just moved). That op is
+     * reading the links anyway, so the answer is "look again": true.
+     */
+    private boolean anyBufferedUnlocked() {
+        try {
+            return anyBuffered(links, linkCount);
+        } catch (IndexOutOfBoundsException e) {
+            return true;
+        }
     }
 
     /** @return whether a read of one of {@code links[0, n)} would deliver bytes its wire already holds */
