@@ -3,8 +3,11 @@ package dev.kolo.elastic;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.spi.ModuleAccess;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,6 +15,8 @@ import org.slf4j.LoggerFactory;
 /** One {@link Elastic#run}: sync, train, and on a failure or a change restore, regroup, sync, retry. */
 final class ElasticRun<R> {
     private static final Logger LOG = LoggerFactory.getLogger(ElasticRun.class);
+    /** How often a stopping fixed job looks whether the cluster has noticed which worker is gone. */
+    private static final long DEPARTURE_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final Kolo kolo;
     private final ElasticState state;
@@ -27,7 +32,7 @@ final class ElasticRun<R> {
     }
 
     R run() {
-        Blacklist blacklist = elastic ? new Blacklist(dev.kolo.runtime.spi.ModuleAccess.hazelcast(kolo), kolo.config().jobName(), state.blacklistPolicy)
+        Blacklist blacklist = elastic ? new Blacklist(ModuleAccess.hazelcast(kolo), kolo.config().jobName(), state.blacklistPolicy)
                 : null;
         if (blacklist != null) {
             Optional<String> refused = blacklist.refusal(state.workerId(), System.currentTimeMillis());
@@ -147,11 +152,31 @@ final class ElasticRun<R> {
     }
 
     private ElasticJobFailedException fixedJobStops(WorkerLostException lost) {
-        String who = lost.lostRank() >= 0
+        return new ElasticJobFailedException(lostWorker(lost) + " was lost (" + lost.getMessage() + "); this job is not "
+                + "elastic (KOLO_MIN_NP unset), so every worker stops. Start all " + kolo.config().np() + " workers "
+                + "again: they resume from the newest valid checkpoint (" + state.newestCheckpoint() + ")", lost);
+    }
+
+    /**
+     * Names the worker that went first. The data plane reports the peer whose connection broke, but when a
+     * worker dies its ring neighbours abort and close their own connections, so a survivor may hear of a
+     * survivor first; the cluster's membership names the dead one once it notices (within the heartbeat
+     * timeout). Without that confirmation in time, the data plane's peer is named and said to be unconfirmed.
+     */
+    private String lostWorker(WorkerLostException lost) {
+        long deadline = System.nanoTime() + kolo.config().heartbeatTimeout().plusSeconds(2).toNanos();
+        List<ModuleAccess.Departure> departed = ModuleAccess.departed(kolo);
+        while (departed.isEmpty() && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(DEPARTURE_POLL_NANOS);
+            departed = ModuleAccess.departed(kolo);
+        }
+        if (!departed.isEmpty()) {
+            ModuleAccess.Departure first = departed.get(0);
+            return "rank " + first.rank() + " (" + first.host() + ")";
+        }
+        return lost.lostRank() >= 0
                 ? "rank " + lost.lostRank() + (lost.lostHost() != null ? " (" + lost.lostHost() + ")" : "")
+                        + " (as its data connection reports: the cluster still lists every worker)"
                 : "a worker";
-        return new ElasticJobFailedException(who + " was lost (" + lost.getMessage() + "); this job is not elastic "
-                + "(KOLO_MIN_NP unset), so every worker stops. Start all " + kolo.config().np() + " workers again: they "
-                + "resume from the newest valid checkpoint (" + state.newestCheckpoint() + ")", lost);
     }
 }

@@ -56,7 +56,18 @@ import org.slf4j.LoggerFactory;
 public final class Kolo implements AutoCloseable {
     static {
         // Kolo's checkpoint and elastic modules reach the cluster member through the SPI, not a public method.
-        dev.kolo.runtime.spi.ModuleAccess.provideHazelcast(kolo -> kolo.cluster.hazelcast());
+        dev.kolo.runtime.spi.ModuleAccess.provide(new dev.kolo.runtime.spi.ModuleAccess.Accessor() {
+            @Override
+            public com.hazelcast.core.HazelcastInstance hazelcast(Kolo kolo) {
+                return kolo.cluster.hazelcast();
+            }
+
+            @Override
+            public List<dev.kolo.runtime.spi.ModuleAccess.Departure> departed(Kolo kolo) {
+                return kolo.worker.departed().stream()
+                        .map(w -> new dev.kolo.runtime.spi.ModuleAccess.Departure(w.rank(), w.host())).toList();
+            }
+        });
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(Kolo.class);

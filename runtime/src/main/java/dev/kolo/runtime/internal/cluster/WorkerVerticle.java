@@ -49,6 +49,12 @@ public final class WorkerVerticle extends VerticleBase {
     private String coordinatorNode;
     private long coordinatorGeneration;
     private KoloException abortCause;
+    /**
+     * Workers of the current generation that left the cluster, in the order the cluster saw them go. The data
+     * plane names whichever peer closed a connection first, which may be a survivor aborting its own ring; the
+     * cluster's order names the worker that really went first.
+     */
+    private final List<WorkerInfo> departed = new java.util.concurrent.CopyOnWriteArrayList<>();
     private HelloReply lastReply;
     private boolean coordinatorDeployed;
     private Future<String> coordinatorDeployment;
@@ -189,6 +195,7 @@ public final class WorkerVerticle extends VerticleBase {
         }
         assignment = a;
         abortCause = null;
+        departed.clear();
         coordinatorNode = a.coordinatorNode();
         coordinatorGeneration = a.generation();
         vertx.cancelTimer(helloTimer);
@@ -207,6 +214,9 @@ public final class WorkerVerticle extends VerticleBase {
         for (String gone : change.removed()) {
             WorkerInfo lost = view.get().worker(gone);
             boolean coordinatorLost = gone.equals(coordinatorNode);
+            if (lost != null && assignment != null) {
+                departed.add(lost);
+            }
             if ((lost != null || coordinatorLost) && assignment != null && abortCause == null) {
                 String who = lost != null ? "worker rank " + lost.rank() + " (" + lost.describe() + ")"
                         : "the coordinator (node " + ControlAddresses.shortId(gone) + ")";
@@ -246,6 +256,11 @@ public final class WorkerVerticle extends VerticleBase {
         }
         LOG.info("clusters merged: coordinator is now node {} (was {})", ControlAddresses.shortId(oldest), ControlAddresses.shortId(coordinatorNode));
         coordinatorNode = oldest;
+    }
+
+    /** @return workers of the current generation that left the cluster, first to go first; any thread */
+    public List<WorkerInfo> departed() {
+        return List.copyOf(departed);
     }
 
     /** Ends the current generation on this rank: its collectives (barriers included) fail with {@code cause}. */
