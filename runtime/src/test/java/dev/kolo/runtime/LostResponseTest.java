@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.internal.cluster.ClusterNode;
+import dev.kolo.runtime.internal.collectives.KernelReducer;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.ControlMessage.ErrorKind;
 import dev.kolo.runtime.internal.control.ControlMessage.OpResponse;
@@ -15,7 +16,6 @@ import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import dev.kolo.runtime.internal.observability.Observability;
-import dev.kolo.runtime.internal.ring.KernelReducer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;

@@ -1,6 +1,6 @@
 package dev.kolo.runtime;
 
-import dev.kolo.runtime.internal.dataplane.DataPlane;
+import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.engine.RoundMessage;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;

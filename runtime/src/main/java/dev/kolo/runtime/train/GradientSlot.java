@@ -86,11 +86,9 @@ final class GradientSlot {
     }
 
     private static ElementType elementType(DType t) {
-        switch (t) {
-            case FLOAT32: return ElementType.FLOAT32;
-            case FLOAT16: return ElementType.FLOAT16;
-            case BFLOAT16: return ElementType.BFLOAT16;
-            default: throw new IllegalArgumentException("no wire type for " + t);
+        if (t != DType.FLOAT32 && t != DType.FLOAT16 && t != DType.BFLOAT16) {
+            throw new IllegalArgumentException("no wire type for " + t);
         }
+        return t.elementType();
     }
 }

@@ -24,11 +24,35 @@ class ArchitectureTest {
     }
 
     @Test
-    void theRingDependsOnNoOtherInternalPackage() {
-        noClasses().that().resideInAPackage(INTERNAL + ".ring..")
+    void theTransportKnowsNothingAboveIt() {
+        // Gloo's layering: the transport moves frames and sets up connections, and knows no collective.
+        noClasses().that().resideInAPackage(INTERNAL + ".transport..")
+                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".collectives..",
+                        INTERNAL + ".control..", INTERNAL + ".dataplane..", INTERNAL + ".engine..",
+                        INTERNAL + ".negotiation..", INTERNAL + ".observability..", INTERNAL + ".security..")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theTransportsFramesAndWiresDoNotKnowHowConnectionsAreMade() {
+        noClasses().that().resideInAPackage(INTERNAL + ".transport")
+                .should().dependOnClassesThat().resideInAPackage(INTERNAL + ".transport.connect..")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theCollectivesUseOnlyTheTransport() {
+        noClasses().that().resideInAPackage(INTERNAL + ".collectives..")
                 .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".control..",
                         INTERNAL + ".dataplane..", INTERNAL + ".engine..", INTERNAL + ".negotiation..",
                         INTERNAL + ".observability..", INTERNAL + ".security..")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theEngineReachesTheWireOnlyThroughTheCollectives() {
+        noClasses().that().resideInAPackage(INTERNAL + ".engine..")
+                .should().dependOnClassesThat().resideInAPackage(INTERNAL + ".transport..")
                 .check(RUNTIME);
     }
 
@@ -45,7 +69,7 @@ class ArchitectureTest {
         noClasses().that().resideInAPackage(INTERNAL + ".control..")
                 .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".dataplane..",
                         INTERNAL + ".engine..", INTERNAL + ".negotiation..", INTERNAL + ".observability..",
-                        INTERNAL + ".ring..", INTERNAL + ".security..")
+                        INTERNAL + ".collectives..", INTERNAL + ".transport..", INTERNAL + ".security..")
                 .check(RUNTIME);
     }
 
@@ -53,7 +77,7 @@ class ArchitectureTest {
     void observabilityIsUsedByAllAndUsesNoneOfTheMovingParts() {
         noClasses().that().resideInAPackage(INTERNAL + ".observability..")
                 .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".dataplane..",
-                        INTERNAL + ".engine..", INTERNAL + ".negotiation..", INTERNAL + ".ring..",
+                        INTERNAL + ".engine..", INTERNAL + ".negotiation..", INTERNAL + ".collectives..", INTERNAL + ".transport..",
                         INTERNAL + ".security..")
                 .check(RUNTIME);
     }

@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.dataplane;
 
+import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 

@@ -2,14 +2,18 @@ package dev.kolo.runtime.internal.dataplane;
 
 import dev.kolo.kernels.Kernels;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.collectives.KernelReducer;
+import dev.kolo.runtime.internal.collectives.Reducer;
+import dev.kolo.runtime.internal.collectives.Ring;
+import dev.kolo.runtime.internal.collectives.SingleRankDataPlane;
 import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.WorkerInfo;
-import dev.kolo.runtime.internal.ring.DataPlaneOptions;
-import dev.kolo.runtime.internal.ring.KernelReducer;
-import dev.kolo.runtime.internal.ring.PeerAddress;
-import dev.kolo.runtime.internal.ring.RingEndpoint;
 import dev.kolo.runtime.internal.security.JobKeys;
 import dev.kolo.runtime.internal.security.TlsMaterial;
+import dev.kolo.runtime.internal.transport.connect.Endpoint;
+import dev.kolo.runtime.internal.transport.connect.PeerAddress;
+import dev.kolo.runtime.internal.transport.connect.TransportOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,15 +21,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * This worker's data plane: the ring transport started on the data port at startup, and per generation
- * either the fast path of a job of one or a ring over the assignment's workers.
+ * This worker's data plane: the transport's endpoint started on the data port at startup, and per generation
+ * either the fast path of a job of one or the collectives of a ring over the assignment's workers' links.
  */
 public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DataPlanes.class);
 
     private final Kernels kernels;
     private final KernelReducer reducer;
-    private final RingEndpoint transport;
+    private final TransportOptions options;
+    private final Endpoint transport;
 
     /** @param tls this worker's TLS material, or null for plaintext data connections */
     public DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
@@ -33,14 +38,13 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         this.reducer = new KernelReducer(kernels);
         Duration progress = progressTimeout(config);
         JobKeys keys = JobKeys.of(config);
-        DataPlaneOptions options = DataPlaneOptions.builder()
-                .reducer(reducer)
+        this.options = TransportOptions.builder()
                 .progressTimeout(progress)
                 .connectTimeout(Duration.ofSeconds(20))
                 .authenticationKey(keys == null ? null : keys.dataPlane())
                 .tls(tls == null ? null : tls.context())
                 .build();
-        this.transport = dev.kolo.runtime.internal.ring.RingEndpoint.start(listener.channel(), config.jobName(), options);
+        this.transport = Endpoint.start(listener.channel(), config.jobName(), options);
         LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
                 : ", TLS " + TlsMaterial.PROTOCOL);
     }
@@ -65,11 +69,11 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         for (WorkerInfo w : assignment.workers()) {
             peers.add(new PeerAddress(w.host(), w.dataPort()));
         }
-        return new RingDataPlane(transport.openRing(assignment.generation(), self.rank(), peers));
+        return new Ring(transport.connect(assignment.generation(), self.rank(), peers), reducer, options.chunkBytes());
     }
 
     /** @return the element-wise arithmetic the data plane uses, for reductions done outside it */
-    public dev.kolo.runtime.internal.ring.Reducer reducer() {
+    public Reducer reducer() {
         return reducer;
     }
 

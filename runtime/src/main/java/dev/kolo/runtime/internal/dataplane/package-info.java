@@ -1,6 +1,6 @@
 /**
- * The bridge from agreed ops to bytes on the wire: the {@code DataPlane} primitives a generation runs
- * (ring, or one rank alone), opened per generation from the assignment, and the native reduction kernels.
- * Uses the ring; knows nothing of membership, negotiation or the engine.
+ * The data plane's wiring for a worker: the data port bound at start-up, the transport's endpoint on it, and
+ * per generation the {@code DataPlane} the engine runs (the collectives over the assignment's peer links, or a
+ * job of one). Knows nothing of membership, negotiation or the engine.
  */
 package dev.kolo.runtime.internal.dataplane;

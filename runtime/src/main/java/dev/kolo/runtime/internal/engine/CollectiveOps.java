@@ -2,9 +2,9 @@ package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
+import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
-import dev.kolo.runtime.internal.dataplane.DataPlane;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

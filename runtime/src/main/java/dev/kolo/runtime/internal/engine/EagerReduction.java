@@ -1,7 +1,7 @@
 package dev.kolo.runtime.internal.engine;
 
+import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.OpSpec;
-import dev.kolo.runtime.internal.ring.Reducer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 

@@ -5,6 +5,7 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.control.ControlChecks;
 import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
@@ -16,7 +17,6 @@ import dev.kolo.runtime.internal.control.ControlMessage.ResponseEntry;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
 import dev.kolo.runtime.internal.control.WorkerInfo;
-import dev.kolo.runtime.internal.dataplane.DataPlane;
 import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
 import dev.kolo.runtime.internal.dataplane.DataPlanes;
 import dev.kolo.runtime.internal.negotiation.FusionPlan;
@@ -160,7 +160,7 @@ final class RankGeneration {
     }
 
     /** Connects this generation's data plane (blocks until the ring is up or fails). */
-    void open(DataPlaneFactory factory, dev.kolo.runtime.internal.ring.Reducer reducer) {
+    void open(DataPlaneFactory factory, dev.kolo.runtime.internal.collectives.Reducer reducer) {
         dataPlane = factory.open(assignment, self);
         if (abortCause != null) {
             dataPlane.abort(abortCause);

@@ -1,0 +1,492 @@
+package dev.kolo.runtime.internal.collectives;
+
+import dev.kolo.runtime.DType;
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.internal.transport.Link;
+import dev.kolo.runtime.internal.transport.Transport;
+import dev.kolo.runtime.internal.transport.connect.PeerLinks;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * The collectives of one generation over its peer links (Gloo's algorithms over a context): built over the
+ * {@code PeerLinks} that {@code Endpoint.connect} made, one per generation; closed (or aborted) when the
+ * generation ends. It is the engine's {@link DataPlane} as well, numbering the engine's ops itself.
+ *
+ * <p><b>Calling convention.</b> Every rank of the generation calls the same op with the same sequence
+ * number (agreed by the control plane, increasing per op) and matching arguments. Ops run on the calling
+ * thread and must not overlap on one ring (one op thread per worker); {@link #abort} and {@link #close}
+ * may be called from any thread. Buffers must be direct and writable; ops work in place on absolute byte
+ * offsets from 0 and leave position, limit and byte order as they were. Reusing the same buffer (e.g. a
+ * fusion buffer) across ops allocates nothing per op; the ring keeps a reference to the last buffer used.
+ *
+ * <p><b>Algorithms.</b> Allreduce up to 8 KiB: one direct exchange with every peer, then a local
+ * reduction in rank order (one network hop); larger: pipelined ring reduce-scatter + allgather.
+ * Allgather and reducescatter: pipelined ring. Broadcast: pipelined chain along the ring. Alltoall:
+ * pairwise exchanges. The ring connections carry the neighbours' direct exchanges (in both directions);
+ * with 4 or more ranks, {@code Endpoint.connect} also connects every pair of non-neighbours.
+ *
+ * <p><b>Failure.</b> An op whose peer connection closes, fails, or makes no progress within the progress
+ * timeout throws {@link WorkerLostException} naming the peer rank and host as seen by this rank (a rank
+ * that is not a neighbour of the dead one names the neighbour through which the failure reached it; the
+ * control plane's membership view knows the real culprit). Any failure aborts the ring: its sockets are
+ * closed, so every other rank fails within moments too, and every later op throws at once.
+ */
+public final class Ring implements DataPlane {
+
+    private final PeerLinks links;
+    private final Transport transport;
+    private final Reducer reducer;
+    private final RingAllreduce allreduce;
+    private final RingReduceScatter reducescatter;
+    private final RingAllgather allgather;
+    private final ChainBroadcast broadcast;
+    private final PairwiseAlltoall alltoall;
+    private final DirectAllreduce direct;
+    private final PeerExchange rounds;
+    private final Link[] sendLinks;
+    private final Link[] recvLinks;
+    private final int[] sendBounds;
+    private final int[] recvBounds;
+    private final ByteBuffer barrierBuffer;
+    /** Set by the last allreduce, read by the timeline; -1 when it took no ring path. */
+    private long lastReduceScatterEndNanos = -1;
+    private final BufferViews first = new BufferViews();
+    private final BufferViews second = new BufferViews();
+    private final BufferViews barrierViews = new BufferViews();
+    /** The next op's sequence number when the engine drives the ring as a {@link DataPlane}. */
+    private long sequence;
+    private final int[] countsA;
+    private final int[] countsB;
+
+    /**
+     * @param links the generation's connections, from {@code Endpoint.connect}
+     * @param reducer the element-wise arithmetic
+     * @param chunkBytes the largest frame payload (the transport's chunk size)
+     */
+    public Ring(PeerLinks links, Reducer reducer, int chunkBytes) {
+        this.links = links;
+        this.transport = links.transport();
+        this.reducer = reducer;
+        Link left = links.left();
+        Link right = links.right();
+        int size = transport.size;
+        BlockRingSchedule blocks = new BlockRingSchedule(size, transport.rank, reducer, transport.staging);
+        this.allreduce = new RingAllreduce(transport, left, right, blocks, reducer, chunkBytes);
+        this.reducescatter = new RingReduceScatter(transport, left, right, blocks, reducer, chunkBytes);
+        this.allgather = new RingAllgather(transport, left, right, blocks, chunkBytes);
+        this.broadcast = new ChainBroadcast(transport, left, right, chunkBytes);
+        this.alltoall = new PairwiseAlltoall(transport, chunkBytes);
+        this.direct = new DirectAllreduce(transport, reducer);
+        this.sendLinks = links.sendLinks();
+        this.recvLinks = links.recvLinks();
+        this.sendBounds = new int[size + 1];
+        this.recvBounds = new int[size + 1];
+        this.barrierBuffer = ByteBuffer.allocateDirect(1);
+        this.rounds = new PeerExchange(transport, sendLinks, recvLinks);
+        this.countsA = new int[size];
+        this.countsB = new int[size];
+    }
+
+    // The engine's entry points (DataPlane): ops numbered in the order the engine runs them, which is the
+    // same on every rank; the numbered methods below check each frame against that number.
+
+    @Override
+    public void allreduce(ByteBuffer buf, int offset, int count, DType dtype, ReduceOp op, double prescale,
+            double postscale) {
+        allreduce(sequence++, buf, offset, count, dtype, op, prescale, postscale);
+    }
+
+    @Override
+    public void allreduce(ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype,
+            ReduceOp op, double prescale, double postscale) {
+        allreduce(sequence++, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
+    }
+
+    @Override
+    public void allgather(ByteBuffer buf, long[] bytesPerRank) {
+        allgather(sequence++, buf, OpArguments.toInts(bytesPerRank, countsA));
+    }
+
+    @Override
+    public void broadcast(ByteBuffer buf, int offset, int bytes, int root) {
+        broadcast(sequence++, buf, offset, bytes, root);
+    }
+
+    @Override
+    public void reducescatter(ByteBuffer buf, long[] elementsPerRank, DType dtype, ReduceOp op, double prescale,
+            double postscale) {
+        reducescatter(sequence++, buf, dtype, OpArguments.toInts(elementsPerRank, countsA), op, prescale, postscale);
+    }
+
+    @Override
+    public void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes) {
+        alltoall(sequence++, send, OpArguments.toInts(sendBytes, countsA), recv, OpArguments.toInts(recvBytes, countsB));
+    }
+
+    /** @return this rank in the generation */
+    public int rank() {
+        return transport.rank;
+    }
+
+    /** @return number of ranks in the generation */
+    public int size() {
+        return transport.size;
+    }
+
+    /** @return the generation this ring belongs to */
+    public long generation() {
+        return transport.generation;
+    }
+
+    /**
+     * Allreduce in place: on return every rank's {@code buffer[offset, offset + count * dtype.byteSize())}
+     * holds the same bytes: {@code postscale * op(prescale * x_0, ..., prescale * x_{n-1})}, AVERAGE being
+     * SUM scaled by {@code 1/size} as well.
+     *
+     * @param seq op sequence number agreed by the control plane
+     * @param offset byte offset of the first element
+     * @throws WorkerLostException if a peer is lost or the ring was aborted
+     */
+    public void allreduce(long seq, ByteBuffer buffer, int offset, int count, DType dtype, ReduceOp op,
+            double prescale, double postscale) {
+        Objects.requireNonNull(dtype, "dtype");
+        Objects.requireNonNull(op, "op");
+        OpArguments.checkRegion(buffer, offset, (long) count * dtype.byteSize(), "allreduce");
+        links.checkOpen();
+        BufferViews v = first.of(buffer);
+        lastReduceScatterEndNanos = -1;
+        if (size() == 1 || count == 0) {
+            if (count > 0) {
+                scaleLocally(v.read, offset, dtype, count, prescale,
+                        op == ReduceOp.AVERAGE ? postscale / size() : postscale);
+            }
+            return;
+        }
+        transport.beginOp((long) count * dtype.byteSize());
+        try {
+            if ((long) count * dtype.byteSize() <= DirectAllreduce.MAX_BYTES) {
+                direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale, sendLinks, recvLinks);
+                return;
+            }
+            allreduce.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
+            lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /**
+     * Allreduce in place over several buffers taken as one, without copying them together: segment s is
+     * {@code views[s][0, lengths[s])}, the segments follow each other in this order (the same on every rank),
+     * and the result is as if they were one buffer. Each segment comes with two views of its buffer
+     * ({@code sendViews[s]} and {@code views[s]}, distinct duplicates, kept for it by the caller); each length is
+     * a whole number of elements. This is how a fused batch of large tensors is reduced in the tensors
+     * themselves.
+     *
+     * @throws WorkerLostException if a peer is lost or the ring was aborted
+     */
+    public void allreduce(long seq, ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments,
+            DType dtype, ReduceOp op, double prescale, double postscale) {
+        Objects.requireNonNull(dtype, "dtype");
+        Objects.requireNonNull(op, "op");
+        long total = 0;
+        for (int s = 0; s < segments; s++) {
+            if (lengths[s] % dtype.byteSize() != 0 || sendViews[s] == views[s]) {
+                throw new IllegalArgumentException("segment " + s + " of an allreduce: its length " + lengths[s]
+                        + " is not a whole number of " + dtype + " elements, or its two views are one buffer object");
+            }
+            OpArguments.checkRegion(sendViews[s], lengths[s], "allreduce segment " + s);
+            OpArguments.checkRegion(views[s], lengths[s], "allreduce segment " + s);
+            total += lengths[s];
+        }
+        if (total > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("an allreduce of " + total + " bytes exceeds " + Integer.MAX_VALUE);
+        }
+        links.checkOpen();
+        lastReduceScatterEndNanos = -1;
+        if (size() == 1 || total == 0) {
+            double finalScale = op == ReduceOp.AVERAGE ? postscale / size() : postscale;
+            for (int s = 0; s < segments && total > 0; s++) {
+                scaleLocally(views[s], 0, dtype, lengths[s] / dtype.byteSize(), prescale, finalScale);
+            }
+            return;
+        }
+        transport.beginOp(total);
+        try {
+            allreduce.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
+            lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /**
+     * When the last {@link #allreduce(long, ByteBuffer, int, int, DType, ReduceOp, double, double) allreduce}
+     * finished its reduce-scatter phase and began its allgather ({@link System#nanoTime()}), or -1 when it took
+     * no ring path (one rank, no elements, or the direct path for small buffers). Read on the calling thread.
+     */
+    @Override
+    public long lastReduceScatterEndNanos() {
+        return lastReduceScatterEndNanos;
+    }
+
+    /** Allreduce of {@code buffer[0, count * dtype.byteSize())}, see {@link #allreduce(long, ByteBuffer, int, int, DType, ReduceOp, double, double)}. */
+    public void allreduce(long seq, ByteBuffer buffer, DType dtype, int count, ReduceOp op, double prescale,
+            double postscale) {
+        allreduce(seq, buffer, 0, count, dtype, op, prescale, postscale);
+    }
+
+    /** {@link #allreduce(long, ByteBuffer, DType, int, ReduceOp, double, double)} without scaling. */
+    public void allreduce(long seq, ByteBuffer buffer, DType dtype, int count, ReduceOp op) {
+        allreduce(seq, buffer, dtype, count, op, 1.0, 1.0);
+    }
+
+    /**
+     * Allgather in place: the buffer holds every rank's block concatenated in rank order, block r being
+     * {@code byteCounts[r]} bytes (any, zero included; known to all ranks from negotiation). On entry this
+     * rank's own block must be in place; on return all blocks are.
+     */
+    public void allgather(long seq, ByteBuffer buffer, int[] byteCounts) {
+        allgather(seq, buffer, byteCounts, first);
+    }
+
+    private void allgather(long seq, ByteBuffer buffer, int[] byteCounts, BufferViews views) {
+        if (byteCounts != null && byteCounts.length != size()) {
+            throw new IllegalArgumentException("byteCounts has " + byteCounts.length + " entries for " + size() + " ranks");
+        }
+        long total = OpArguments.sumChecked(byteCounts, "byteCounts");
+        OpArguments.checkRegion(buffer, total, "allgather");
+        links.checkOpen();
+        BufferViews v = views.of(buffer);
+        if (size() == 1 || total == 0) {
+            return;
+        }
+        transport.beginOp(total);
+        try {
+            allgather.run(seq, v.write, v.read, byteCounts);
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /** Copies {@code buffer[0, bytes)} of rank {@code root} into the same region of every other rank. */
+    public void broadcast(long seq, ByteBuffer buffer, int bytes, int root) {
+        broadcast(seq, buffer, 0, bytes, root);
+    }
+
+    /** Copies {@code buffer[offset, offset + bytes)} of rank {@code root} into the same region of every other rank. */
+    public void broadcast(long seq, ByteBuffer buffer, int offset, int bytes, int root) {
+        if (root < 0 || root >= size()) {
+            throw new IllegalArgumentException("root rank " + root + " is not in [0, " + size() + ")");
+        }
+        OpArguments.checkRegion(buffer, offset, bytes, "broadcast");
+        links.checkOpen();
+        BufferViews v = first.of(buffer);
+        if (size() == 1 || bytes == 0) {
+            return;
+        }
+        transport.beginOp(bytes);
+        try {
+            broadcast.run(seq, v.write, v.read, offset, bytes, root);
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /**
+     * Reduce-scatter in place: the buffer holds {@code sum(counts)} elements, block r being {@code counts[r]}
+     * elements in rank order. On return this rank's block (at element offset {@code counts[0] + ... +
+     * counts[rank-1]}) holds the reduced, scaled result; the rest of the buffer is scratch. See
+     * {@link OpArguments#reducescatterCounts} for Horovod's split of dim 0.
+     */
+    public void reducescatter(long seq, ByteBuffer buffer, DType dtype, int[] counts, ReduceOp op, double prescale,
+            double postscale) {
+        Objects.requireNonNull(dtype, "dtype");
+        Objects.requireNonNull(op, "op");
+        OpArguments.checkLength(counts, size(), "counts");
+        long total = OpArguments.sumChecked(counts, "counts");
+        OpArguments.checkRegion(buffer, total * dtype.byteSize(), "reducescatter");
+        links.checkOpen();
+        BufferViews v = first.of(buffer);
+        if (size() == 1 || total == 0) {
+            if (total > 0) {
+                scaleLocally(v.read, 0, dtype, (int) total, prescale,
+                        op == ReduceOp.AVERAGE ? postscale / size() : postscale);
+            }
+            return;
+        }
+        transport.beginOp(total * dtype.byteSize());
+        try {
+            reducescatter.run(seq, v.write, v.read, dtype, counts, op, prescale, postscale);
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /**
+     * Alltoall: {@code send} holds the blocks for ranks 0..n-1 concatenated ({@code sendBytes[j]} bytes for
+     * rank j, zero allowed); on return {@code recv} holds the blocks from ranks 0..n-1 concatenated
+     * ({@code recvBytes[j]} bytes from rank j, which must equal rank j's {@code sendBytes[rank]}). The
+     * buffers must not overlap.
+     */
+    public void alltoall(long seq, ByteBuffer send, int[] sendBytes, ByteBuffer recv, int[] recvBytes) {
+        OpArguments.checkLength(sendBytes, size(), "sendBytes");
+        OpArguments.checkLength(recvBytes, size(), "recvBytes");
+        OpArguments.checkRegion(send, OpArguments.sumChecked(sendBytes, "sendBytes"), "alltoall send");
+        OpArguments.checkRegion(recv, OpArguments.sumChecked(recvBytes, "recvBytes"), "alltoall recv");
+        if (send == recv) {
+            throw new IllegalArgumentException("alltoall send and recv buffers must differ");
+        }
+        int rank = rank();
+        if (sendBytes[rank] != recvBytes[rank]) {
+            throw new IllegalArgumentException("alltoall: this rank sends itself " + sendBytes[rank]
+                    + " bytes but expects " + recvBytes[rank]);
+        }
+        links.checkOpen();
+        ByteBuffer out = first.of(send).write;
+        ByteBuffer in = second.of(recv).read;
+        for (int j = 0; j < size(); j++) {
+            sendBounds[j + 1] = sendBounds[j] + sendBytes[j];
+            recvBounds[j + 1] = recvBounds[j] + recvBytes[j];
+        }
+        transport.beginOp(sendBounds[size()] + recvBounds[size()]);
+        try {
+            alltoall.run(seq, out, sendBounds, in, recvBounds, sendLinks, recvLinks);
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /** Returns once every rank has entered the barrier with the same {@code seq}: a one-byte allreduce. */
+    public void barrier(long seq) {
+        links.checkOpen();
+        if (size() == 1) {
+            return;
+        }
+        BufferViews v = barrierViews.of(barrierBuffer);
+        transport.beginOp(1);
+        try {
+            direct.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0, sendLinks, recvLinks);
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /**
+     * The buffer for this rank's next {@link #exchangeRound} message, at least {@code capacity} bytes, written with
+     * absolute puts from offset 0. Grown (reallocated) only when a larger one is asked for.
+     */
+    @Override
+    public ByteBuffer roundOutbox(int capacity) {
+        return rounds.outbox(capacity);
+    }
+
+    /**
+     * Sends {@code exchangeOutbox()[0, length)} to every other rank and receives each one's message of the same
+     * {@code seq}, of any length up to {@code maxBytes} (its header says how long; a longer one is a protocol
+     * error). Every rank calls it with the same {@code seq} and {@code maxBytes}. Afterwards rank j's message
+     * is {@code exchangeInbox()[exchangeOffset(j), + exchangeLength(j))}; this rank's own is not copied there.
+     *
+     * @throws WorkerLostException if a peer is lost, stalls, or the ring was aborted
+     */
+    @Override
+    public void exchangeRound(int length, int maxBytes) {
+        long seq = sequence++;
+        links.checkOpen();
+        if (size() == 1) {
+            return;
+        }
+        transport.beginOp(length);
+        try {
+            rounds.run(seq, length, maxBytes);
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        }
+    }
+
+    /** @return the buffer holding every peer's message of the last {@link #exchangeRound} */
+    @Override
+    public ByteBuffer roundInbox() {
+        return rounds.inbox();
+    }
+
+    /** @return where rank {@code peer}'s message of the last {@link #exchangeRound} starts in {@link #roundInbox()} */
+    @Override
+    public int roundOffset(int peer) {
+        return rounds.offset(peer);
+    }
+
+    /** @return how long rank {@code peer}'s message of the last {@link #exchangeRound} is */
+    @Override
+    public int roundLength(int peer) {
+        return rounds.length(peer);
+    }
+
+    @Override
+    public boolean awaitPeer(long timeoutNanos) {
+        return links.awaitIncoming(timeoutNanos);
+    }
+
+    @Override
+    public void wakeup() {
+        transport.wakeup();
+    }
+
+    @Override
+    public boolean idleWait(long timeoutNanos) {
+        return links.idleWait(timeoutNanos);
+    }
+
+    @Override
+    public void idleWakeup() {
+        transport.idleWakeup();
+    }
+
+    @Override
+    public void polling(long spinNanos, boolean yield) {
+        transport.polling(spinNanos, yield);
+    }
+
+    /** Aborts the generation from any thread with this reason; see {@link PeerLinks#abort(String)}. */
+    public void abort(String reason) {
+        links.abort(reason);
+    }
+
+    @Override
+    public void abort(KoloException cause) {
+        links.abort(cause);
+    }
+
+    /** @return whether the ring was aborted or closed (by a failure, an abort or {@link #close}) */
+    public boolean isAborted() {
+        return links.isAborted();
+    }
+
+    /** Closes the generation's connections; later ops throw {@link WorkerLostException}. Idempotent. */
+    @Override
+    public void close() {
+        links.close();
+        first.clear();
+        second.clear();
+    }
+
+    /** Test hook: this rank closes all its sockets abruptly once it has sent {@code frames} frames of an op. */
+    void crashAfterFrames(int frames) {
+        transport.crashAfterFrames = frames;
+    }
+
+    private void scaleLocally(ByteBuffer view, int offset, DType dtype, int count, double prescale,
+            double finalScale) {
+        view.clear();
+        if (prescale != 1.0) {
+            reducer.scale(dtype, view, offset, count, prescale);
+        }
+        if (finalScale != 1.0) {
+            reducer.scale(dtype, view, offset, count, finalScale);
+        }
+    }
+
+}

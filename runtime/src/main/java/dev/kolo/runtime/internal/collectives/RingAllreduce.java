@@ -1,0 +1,76 @@
+package dev.kolo.runtime.internal.collectives;
+
+import dev.kolo.runtime.DType;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.internal.transport.Link;
+import dev.kolo.runtime.internal.transport.Schedule;
+import dev.kolo.runtime.internal.transport.Transport;
+import java.nio.ByteBuffer;
+
+/**
+ * Ring allreduce: reduce-scatter then allgather, 2(n-1) steps, each rank sending and receiving
+ * 2(n-1)/n of the buffer, pipelined chunk by chunk. Each block is reduced (and scaled) by exactly one
+ * rank and then copied, so every rank ends with the same bytes. The bytes are one buffer, or several
+ * tensors' buffers one after the other (a fused allreduce without a fusion buffer).
+ */
+final class RingAllreduce {
+    private final Transport transport;
+    private final Link left;
+    private final Link right;
+    private final BlockRingSchedule schedule;
+    private final Reducer reducer;
+    private final int chunkBytes;
+    private final ContiguousRegion contiguous = new ContiguousRegion();
+    private final SegmentedRegion segmented = new SegmentedRegion();
+
+    RingAllreduce(Transport transport, Link left, Link right, BlockRingSchedule schedule, Reducer reducer,
+            int chunkBytes) {
+        this.transport = transport;
+        this.left = left;
+        this.right = right;
+        this.schedule = schedule;
+        this.reducer = reducer;
+        this.chunkBytes = chunkBytes;
+    }
+
+    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
+            double prescale, double postscale) {
+        try {
+            run(seq, contiguous.of(sendView, view), offset, dtype, count, op, prescale, postscale);
+        } finally {
+            contiguous.clear();
+        }
+    }
+
+    /** Over segments: segment s is {@code views[s][0, lengths[s])}; see {@link SegmentedRegion}. */
+    void run(long seq, ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype,
+            ReduceOp op, double prescale, double postscale) {
+        try {
+            long bytes = segmented.of(sendViews, views, lengths, segments);
+            run(seq, segmented, 0, dtype, (int) (bytes / dtype.byteSize()), op, prescale, postscale);
+        } finally {
+            segmented.clear();
+        }
+    }
+
+    private void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
+            double postscale) {
+        int size = transport.size;
+        int esize = dtype.byteSize();
+        if (prescale != 1.0) {
+            region.scale(reducer, dtype, offset, offset + count * esize, prescale);
+        }
+        double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
+        int[] bounds = schedule.bounds;
+        for (int b = 0; b <= size; b++) {
+            bounds[b] = offset + (int) Schedule.split(count, size, b) * esize;
+        }
+        schedule.configure(region, 1, true, true, dtype, esize, op, finalScale, chunkBytes);
+        transport.run(schedule, right, left, seq);
+    }
+
+    /** When the last run's reduce-scatter phase ended (its allgather began), System.nanoTime. */
+    long reduceScatterEndNanos() {
+        return schedule.reduceScatterEndNanos;
+    }
+}

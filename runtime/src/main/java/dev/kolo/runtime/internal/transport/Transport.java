@@ -1,0 +1,449 @@
+package dev.kolo.runtime.internal.transport;
+
+import dev.kolo.runtime.WorkerLostException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Moves a {@link Schedule}'s frames over non-blocking sockets on the calling thread. One loop pumps the
+ * send and the receive stream alternately, so both directions of the ring stay busy (the kernel keeps
+ * receiving into the socket buffer while this thread reduces), and it parks in the selector only when
+ * neither can move. No thread hand-off on the critical path, which is what keeps small-op latency low, and
+ * no allocation per op or per chunk.
+ *
+ * <p>Deadlines: the selector wait is bounded by the time left before the progress deadline; {@link #abort}
+ * from any thread closes every socket and wakes the loop at once.
+ */
+public final class Transport {
+    private static final Consumer<SelectionKey> IGNORE = k -> { };
+
+    public final long generation;
+    public final int rank;
+    public final int size;
+    public final ByteBuffer staging;
+    private final Selector selector;
+    /**
+     * Watches every link for incoming bytes while no op runs, for a thread that waits without owning the ring
+     * (the worker's collective thread while a caller may drive ops): separate from {@link #selector}, so the
+     * two never contend for one selector and its interest sets are never changed under it.
+     */
+    private final Selector idleSelector;
+    private final long progressTimeoutNanos;
+    private volatile WorkerLostException abortCause;
+    /** Test hook: after this many frames sent by one op, the rank "crashes" (closes all sockets abruptly). */
+    public volatile int crashAfterFrames = -1;
+
+    private final Link[] links; // every link of this generation, for abort
+    private int linkCount;
+    /** How long a wait polls after the last progress before it parks; 0 parks at once. */
+    private volatile long spinNanos;
+    /** The polling time of the op in progress: {@link #spinNanos}, or 0 for a bulk op when ranks share cores. */
+    private long opSpinNanos;
+    /**
+     * Largest op that polls when ranks share cores. Above it the waits are for the kernel to copy bulk data,
+     * and a rank that polls takes the core its peers need for exactly that (measured at np 4 on 2 cores: 64 MiB
+     * busbw 0.78 GB/s polling, 1.22 parking).
+     */
+    static final long SHARED_POLL_MAX_BYTES = 1 << 20;
+    /** Poll by yielding the core (ranks outnumber cores) rather than by spinning on it. */
+    private volatile boolean yieldWhilePolling;
+    private boolean incoming;
+    private final Consumer<SelectionKey> markIncoming = k -> incoming = true;
+
+    public Transport(long generation, int rank, int size, int chunkBytes, long progressTimeoutNanos) throws IOException {
+        this.generation = generation;
+        this.rank = rank;
+        this.size = size;
+        this.progressTimeoutNanos = progressTimeoutNanos;
+        this.staging = ByteBuffer.allocateDirect(chunkBytes).order(ByteOrder.LITTLE_ENDIAN);
+        this.selector = Selector.open();
+        this.idleSelector = Selector.open();
+        this.links = new Link[2 * size];
+    }
+
+    /** Takes ownership of an established link and watches it with this transport's selector. */
+    public synchronized void add(Link link) throws IOException {
+        if (abortCause != null) {
+            link.close();
+            throw copy(abortCause);
+        }
+        link.channel.configureBlocking(false);
+        link.registered(link.channel.register(selector, 0));
+        link.channel.register(idleSelector, SelectionKey.OP_READ);
+        links[linkCount++] = link;
+    }
+
+    /**
+     * Runs the schedule to completion. {@code sendLink} and {@code recvLink} may be the same link.
+     *
+     * @throws WorkerLostException naming the peer whose connection closed, failed, stalled or misbehaved
+     */
+    public void run(Schedule s, Link sendLink, Link recvLink, long seq) {
+        int sent = 0;
+        int received = 0;
+        boolean writing = false;
+        boolean reading = false;
+        boolean writeBlocked = false;
+        int crashAfter = crashAfterFrames;
+        long lastProgress = System.nanoTime();
+        Link current = recvLink;
+        try {
+            while (sent < s.sendUnits || received < s.recvUnits) {
+                checkAbort();
+                boolean progressed = false;
+                if (received < s.recvUnits) {
+                    current = recvLink;
+                    FrameReader in = recvLink.in;
+                    if (!reading) {
+                        s.beginRecv(received, in);
+                        reading = true;
+                    }
+                    long n = in.pump(recvLink.wire);
+                    if (n < 0) {
+                        throw lost(recvLink, "closed the connection", seq, null);
+                    }
+                    if (n > 0) {
+                        progressed = true;
+                    }
+                    if (in.headerComplete()) {
+                        // Checked before the payload is used (reduced, or counted as received).
+                        String mismatch = in.check(generation, seq, received);
+                        if (mismatch != null) {
+                            throw new RingProtocolException("data-plane protocol error from rank " + recvLink.peerRank
+                                    + " (" + recvLink.peerHost + ") in generation " + generation + ": " + mismatch,
+                                    recvLink.peerRank, recvLink.peerHost);
+                        }
+                    }
+                    if (!in.busy()) {
+                        s.received(received);
+                        received++;
+                        reading = false;
+                    }
+                }
+                if (sent < s.sendUnits && (writing || s.sendReady(sent, received))) {
+                    current = sendLink;
+                    FrameWriter out = sendLink.out;
+                    if (!writing) {
+                        if (sent == crashAfter) {
+                            crashForTest();
+                        }
+                        s.beginSend(sent, out, generation, seq);
+                        writing = true;
+                    }
+                    long n = out.pump(sendLink.wire);
+                    writeBlocked = n == 0;
+                    if (n > 0) {
+                        progressed = true;
+                    }
+                    if (!out.busy()) {
+                        sent++;
+                        writing = false;
+                    }
+                }
+                if (progressed) {
+                    lastProgress = System.nanoTime();
+                } else {
+                    lastProgress = await(sendLink, writing && writeBlocked, recvLink, received < s.recvUnits,
+                            lastProgress, seq);
+                }
+            }
+        } catch (IOException e) {
+            throw lostOrAborted(current, e, seq);
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            // Only abort closes the selector or cancels keys: report its cause.
+            WorkerLostException cause = abortCause;
+            throw cause != null ? copy(cause) : lost(current, "was closed (" + e + ")", seq, e);
+        } finally {
+            if (sendLink != null) {
+                sendLink.out.reset();
+            }
+            if (recvLink != null) {
+                recvLink.in.reset();
+            }
+        }
+    }
+
+    /** Parks until a wanted socket is ready, the deadline passes or the transport is aborted. */
+    private long await(Link sendLink, boolean wantWrite, Link recvLink, boolean wantRead, long lastProgress, long seq)
+            throws IOException {
+        // Links not involved now must not wake us: a level-triggered readiness left over from an earlier
+        // wait (a frame already queued for a later step) would turn this wait into a busy loop.
+        for (int i = 0; i < linkCount; i++) {
+            Link l = links[i];
+            if (l != sendLink && l != recvLink) {
+                l.interest(0);
+            }
+        }
+        if (sendLink == recvLink) {
+            sendLink.interest((wantWrite ? SelectionKey.OP_WRITE : 0) | (wantRead ? SelectionKey.OP_READ : 0));
+        } else {
+            if (sendLink != null) {
+                sendLink.interest(wantWrite ? SelectionKey.OP_WRITE : 0);
+            }
+            if (recvLink != null) {
+                recvLink.interest(wantRead ? SelectionKey.OP_READ : 0);
+            }
+        }
+        // Blame the peer we wait for: the right one if it stopped draining our writes, else the left one.
+        return park(wantWrite || recvLink == null ? sendLink : recvLink, lastProgress, seq);
+    }
+
+    /**
+     * Waits for a socket whose interest the caller has set: polls for {@link #spinNanos} after the last
+     * progress (the peer's bytes are usually microseconds away; a parked thread takes tens to wake), then
+     * parks in the selector until one is ready, the progress deadline passes or the transport is aborted.
+     *
+     * @param culprit the link to blame when nothing moves before the deadline
+     * @return {@code lastProgress}, unchanged
+     */
+    public long park(Link culprit, long lastProgress, long seq) throws IOException {
+        long waited = System.nanoTime() - lastProgress;
+        if (waited < opSpinNanos) {
+            poll();
+            return lastProgress;
+        }
+        if (waited >= progressTimeoutNanos) {
+            throw lost(culprit, "made no progress for " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms", seq, null);
+        }
+        if (readAhead()) {
+            return lastProgress; // the socket will not wake us for bytes a TLS wire already took off it
+        }
+        // An interrupted thread's select returns at once, so this wait would spin until the op ends: the op
+        // cannot be left half done (the peers are in it), so the interrupt is held over the select and kept.
+        boolean interrupted = Thread.interrupted();
+        try {
+            selector.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(progressTimeoutNanos - waited) + 1));
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return lastProgress;
+    }
+
+    /**
+     * @return whether a link the op waits to read from holds bytes in its wire (a TLS record read together
+     *         with the previous one). The op's pumps read every such link before they park, so this is a
+     *         guard for the parking wait alone: only links with read interest count, whose pumps consume what it
+     *         reports, so it does not spin.
+     */
+    private boolean readAhead() {
+        for (int i = 0; i < linkCount; i++) {
+            Link l = links[i];
+            if (l.wantsRead() && l.wire.hasBuffered()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** One step of a polling wait: spin on the core, or give it up when ranks outnumber cores. */
+    private void poll() {
+        if (yieldWhilePolling) {
+            Thread.yield();
+        } else {
+            Thread.onSpinWait();
+        }
+    }
+
+    /**
+     * Between ops, by the thread that owns the ring: waits up to {@code timeoutNanos} (0: only looks) for bytes
+     * from any of {@code links}, which is how a rank learns that a peer has started the next op (or closed its
+     * connection), or for {@link #wakeup}. Every other link's interest is cleared, so nothing else ends the wait.
+     *
+     * @return true when one of the links has bytes to read (or is closed)
+     */
+    public boolean awaitIncoming(Link[] links, long timeoutNanos) throws IOException {
+        checkAbort();
+        if (anyBuffered(links, links.length)) {
+            return true;
+        }
+        for (int i = 0; i < linkCount; i++) {
+            this.links[i].interest(0);
+        }
+        for (Link l : links) {
+            if (l != null) {
+                l.interest(SelectionKey.OP_READ);
+            }
+        }
+        incoming = false;
+        try {
+            if (timeoutNanos <= 0) {
+                selector.selectNow(markIncoming);
+            } else {
+                selector.select(markIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+            }
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            checkAbort();
+            throw e;
+        }
+        return incoming;
+    }
+
+    /**
+     * Between ops, by a thread that does not own the ring: waits up to {@code timeoutNanos} for bytes on any
+     * link (a peer started an op, or a connection ended) or for {@link #idleWakeup}. A message a TLS wire
+     * already holds ends it at once: the socket would never report it, and the peer waits for our answer.
+     * The wires are read without the ring's lock (see {@link #anyBufferedUnlocked}); an op running meanwhile
+     * on another thread may only make this return early, which is harmless.
+     *
+     * @return true when a link has bytes to read (or is closed)
+     */
+    public boolean idleWait(long timeoutNanos) throws IOException {
+        checkAbort();
+        if (anyBufferedUnlocked()) {
+            return true;
+        }
+        incoming = false;
+        try {
+            idleSelector.select(markIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            checkAbort();
+            throw e;
+        }
+        return incoming;
+    }
+
+    /**
+     * {@link #anyBuffered} from a thread that does not hold the ring: an op on another thread may move a wire's
+     * buffers while they are looked at (a read then finds an index past a limit that just moved). That op is
+     * reading the links anyway, so the answer is "look again": true.
+     */
+    private boolean anyBufferedUnlocked() {
+        try {
+            return anyBuffered(links, linkCount);
+        } catch (IndexOutOfBoundsException e) {
+            return true;
+        }
+    }
+
+    /** @return whether a read of one of {@code links[0, n)} would deliver bytes its wire already holds */
+    private static boolean anyBuffered(Link[] links, int n) {
+        for (int i = 0; i < n; i++) {
+            Link l = links[i];
+            if (l != null && l.wire.hasBuffered()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Ends an {@link #awaitIncoming} (or an op's wait for its sockets) now, from any thread. */
+    public void wakeup() {
+        selector.wakeup();
+    }
+
+    /** Ends an {@link #idleWait} now, from any thread. */
+    public void idleWakeup() {
+        idleSelector.wakeup();
+    }
+
+    public void checkAbort() {
+        WorkerLostException cause = abortCause;
+        if (cause != null) {
+            throw copy(cause);
+        }
+    }
+
+    public WorkerLostException lostOrAborted(Link link, IOException e, long seq) {
+        WorkerLostException cause = abortCause;
+        if (cause != null) {
+            return copy(cause);
+        }
+        if (e instanceof javax.net.ssl.SSLException) {
+            // A record that fails to decrypt or verify: altered on the path, or not from the peer it claims.
+            return lost(link, "broke TLS (" + e.getMessage() + "): its records were altered on the path or do not "
+                    + "come from a worker holding a certificate of the job's KOLO_TLS_CA", seq, e);
+        }
+        return lost(link, "failed (" + e + ")", seq, e);
+    }
+
+    public WorkerLostException lost(Link link, String what, long seq, Throwable cause) {
+        WorkerLostException e = new WorkerLostException("data connection to rank " + link.peerRank + " ("
+                + link.peerHost + ") " + what + " during op " + seq + " of generation " + generation
+                + " (this rank " + rank + " of " + size + ")", link.peerRank, link.peerHost);
+        if (cause != null) {
+            e.initCause(cause);
+        }
+        return e;
+    }
+
+    /**
+     * Fails the generation: records the cause (first one wins), closes every socket so peers notice at once,
+     * and wakes the op thread. Idempotent, any thread.
+     *
+     * @return the cause that stands (this one, or an earlier one)
+     */
+    public WorkerLostException abort(WorkerLostException cause) {
+        Link[] toClose;
+        int n;
+        synchronized (this) {
+            if (abortCause != null) {
+                return abortCause;
+            }
+            abortCause = cause;
+            toClose = links;
+            n = linkCount;
+        }
+        for (int i = 0; i < n; i++) {
+            toClose[i].close();
+        }
+        // A channel registered with a selector is only really closed when the selector lets go of it; until
+        // then a peer writing to us would not notice. Closing the selector does that now (and wakes the op).
+        closeSelector();
+        return cause;
+    }
+
+    /**
+     * Sets how long waits poll before parking, and how. Polling saves the wake-up of a parked thread (tens of
+     * microseconds) but spinning steals the CPU a peer on the same core needs to produce what is waited for
+     * (measured: 2-3x slower at np 4 on 2 cores): spin only when every rank on the host has a core of its own,
+     * else yield the core while polling.
+     */
+    public void polling(long spinNanos, boolean yield) {
+        this.spinNanos = Math.max(0, spinNanos);
+        this.yieldWhilePolling = yield;
+        this.opSpinNanos = this.spinNanos;
+    }
+
+    /** The next op moves about {@code bytes}: it polls or parks accordingly (on the op thread). */
+    public void beginOp(long bytes) {
+        opSpinNanos = yieldWhilePolling && bytes > SHARED_POLL_MAX_BYTES ? 0 : spinNanos;
+    }
+
+    public WorkerLostException abortCause() {
+        return abortCause;
+    }
+
+    public void closeSelector() {
+        Io.closeQuietly(selector);
+        Io.closeQuietly(idleSelector);
+    }
+
+    private void crashForTest() {
+        for (int i = 0; i < linkCount; i++) {
+            try {
+                links[i].channel.setOption(java.net.StandardSocketOptions.SO_LINGER, 0); // RST, like a killed process
+            } catch (IOException | RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+        abort(new WorkerLostException("rank " + rank + " crashed (test fault injection)", rank, "localhost"));
+    }
+
+    /** A fresh exception per throw, so each failed op has its own stack trace, same message and peer. */
+    public static WorkerLostException copy(WorkerLostException cause) {
+        WorkerLostException e = cause instanceof RingProtocolException
+                ? new RingProtocolException(cause.getMessage(), cause.lostRank(), cause.lostHost())
+                : new WorkerLostException(cause.getMessage(), cause.lostRank(), cause.lostHost());
+        e.initCause(cause);
+        return e;
+    }
+}

@@ -1,0 +1,176 @@
+package dev.kolo.runtime.internal.transport.connect;
+
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.Link;
+import dev.kolo.runtime.internal.transport.Transport;
+import dev.kolo.runtime.internal.transport.Wire;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One worker's data endpoint (Gloo's device): accepts data connections on the worker's listening socket for
+ * its whole life, and connects one {@link PeerLinks} per generation. Knows nothing of the control plane: it is told the job, the
+ * generation, this rank and every rank's address, once they are agreed.
+ *
+ * <p>Lifecycle: {@link #start} once at worker start-up with the bound data port; per generation
+ * {@link #connect} on every rank (it returns once both ring neighbours are connected and have checked
+ * each other), then ops over the links, then {@link PeerLinks#close()} (or an abort of its transport) when
+ * the generation ends; {@link #close()} at shutdown.
+ */
+public final class Endpoint implements AutoCloseable {
+    private final String job;
+    private final TransportOptions options;
+    private final ServerSocketChannel listener;
+    private final PendingConnections pending = new PendingConnections();
+    private final Acceptor acceptor;
+    private final Set<PeerLinks> rings = ConcurrentHashMap.newKeySet();
+    private final HandshakeAuth auth;
+
+    private Endpoint(ServerSocketChannel listener, String job, TransportOptions options) throws IOException {
+        this.listener = listener;
+        this.job = job;
+        this.options = options;
+        byte[] key = options.authenticationKey();
+        this.auth = key == null ? null : new HandshakeAuth(key);
+        this.acceptor = new Acceptor(listener, job, pending, options.connectTimeout().toNanos(),
+                options.socketBufferBytes(), auth, options.tls());
+    }
+
+    /**
+     * Starts accepting data connections.
+     *
+     * @param listener bound listening socket of this worker's data port; the data plane switches it to
+     *        non-blocking mode and closes it in {@link #close()}
+     * @param job job name; connections of other jobs are refused
+     */
+    public static Endpoint start(ServerSocketChannel listener, String job, TransportOptions options) {
+        Objects.requireNonNull(listener, "listener");
+        Objects.requireNonNull(job, "job");
+        Objects.requireNonNull(options, "options");
+        try {
+            Endpoint plane = new Endpoint(listener, job, options);
+            plane.acceptor.start();
+            return plane;
+        } catch (IOException e) {
+            throw new KoloException("cannot start the data plane: " + e.getMessage(), e);
+        }
+    }
+
+    /** @return the options this endpoint's connections were made with */
+    public TransportOptions options() {
+        return options;
+    }
+
+    /** @return the local data port */
+    public int port() {
+        return listener.socket().getLocalPort();
+    }
+
+    /**
+     * Connects the ring of a generation: to the right neighbour (rank + 1) and from the left one (rank - 1),
+     * and, with 4 or more ranks, every pair of non-neighbours (for the one-hop small allreduce and alltoall).
+     * Blocks until all are connected and checked, at most about the connect timeout. Connections for older
+     * generations are refused from now on; those for newer ones wait for their own {@code connect}.
+     *
+     * @param generation the agreed generation; not older than any generation opened before
+     * @param rank this worker's rank in it
+     * @param peers every rank's data address, indexed by rank (this rank's included)
+     * @throws WorkerLostException if a neighbour cannot be reached or does not connect in time
+     * @throws KoloException if a neighbour refuses the connection (wrong job, generation or rank)
+     */
+    public PeerLinks connect(long generation, int rank, List<PeerAddress> peers) {
+        List<PeerAddress> ps = List.copyOf(peers);
+        int size = ps.size();
+        if (size == 0 || rank < 0 || rank >= size) {
+            throw new IllegalArgumentException("rank " + rank + " not in a ring of " + size);
+        }
+        pending.advanceTo(generation);
+        Transport transport;
+        try {
+            transport = new Transport(generation, rank, size, options.chunkBytes(), options.progressTimeout().toNanos());
+        } catch (IOException e) {
+            throw new KoloException("cannot open a selector for the data plane: " + e.getMessage(), e);
+        }
+        Link left = null;
+        Link right = null;
+        if (size > 1) {
+            int r = (rank + 1) % size;
+            int l = (rank - 1 + size) % size;
+            Greeter g = new Greeter(job, generation, rank, ps, pending, options, auth);
+            Wire toRight = null;
+            Wire fromLeft = null;
+            try {
+                toRight = g.connect(r, Handshake.KIND_RING);
+                try {
+                    fromLeft = g.accept(l, Handshake.KIND_RING);
+                } catch (WorkerLostException e) {
+                    // The left neighbour may never connect because it was refused too (e.g. the two disagree on
+                    // the secret): the right neighbour's refusal of our hello, if any, names the cause.
+                    KoloException refusal = g.refusal(toRight, r);
+                    throw refusal != null ? refusal : e;
+                }
+                g.awaitAck(toRight, r);
+                left = new Link(fromLeft, l, ps.get(l).host());
+                right = new Link(toRight, r, ps.get(r).host());
+                transport.add(left);
+                transport.add(right);
+            } catch (IOException | RuntimeException e) {
+                Io.closeQuietly(toRight);
+                Io.closeQuietly(fromLeft);
+                transport.closeSelector();
+                if (e instanceof RuntimeException re) {
+                    throw re;
+                }
+                throw new KoloException("cannot set up the data connections: " + e.getMessage(), e);
+            }
+        }
+        PeerLinks links = new PeerLinks(this, ps, transport, left, right);
+        try {
+            links.openMesh(job, options);
+        } catch (RuntimeException e) {
+            links.close();
+            throw e;
+        }
+        rings.add(links);
+        return links;
+    }
+
+    /** @return the handshake authentication of the job, or null without a secret */
+    HandshakeAuth auth() {
+        return auth;
+    }
+
+    PendingConnections pending() {
+        return pending;
+    }
+
+    void forget(PeerLinks links) {
+        rings.remove(links);
+    }
+
+    /** Closes every open ring, stops accepting and closes the listening socket. */
+    @Override
+    public void close() {
+        acceptor.close();
+        pending.close();
+        for (PeerLinks r : new ArrayList<>(rings)) {
+            r.close();
+        }
+        Io.closeQuietly(listener);
+    }
+
+    /** Convenience for tests and benchmarks: a listener bound to {@code host} on an ephemeral port. */
+    public static ServerSocketChannel bindEphemeral(String host) throws IOException {
+        ServerSocketChannel ch = ServerSocketChannel.open();
+        ch.bind(new InetSocketAddress(host, 0), 64);
+        return ch;
+    }
+}

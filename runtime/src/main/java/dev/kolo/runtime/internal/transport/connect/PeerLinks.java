@@ -1,0 +1,238 @@
+package dev.kolo.runtime.internal.transport.connect;
+
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.Link;
+import dev.kolo.runtime.internal.transport.Transport;
+import dev.kolo.runtime.internal.transport.Wire;
+import java.io.IOException;
+import java.util.List;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The data connections of one generation, as Gloo's context holds its pairs: the ring neighbours' links, with
+ * 4 or more ranks a direct link to every non-neighbour, and the {@link Transport} that pumps frames over them.
+ * Obtained from {@link Endpoint#connect}; the collectives run over it; closed (or aborted) when the generation
+ * ends.
+ */
+public final class PeerLinks {
+    private static final Logger LOG = LoggerFactory.getLogger(PeerLinks.class);
+
+    private final Endpoint endpoint;
+    private final List<PeerAddress> peers;
+    private final Transport transport;
+    private final Link left;
+    private final Link right;
+    private final Link[] sendLinks;
+    private final Link[] recvLinks;
+
+    PeerLinks(Endpoint endpoint, List<PeerAddress> peers, Transport transport, Link left, Link right) {
+        this.endpoint = endpoint;
+        this.peers = peers;
+        this.transport = transport;
+        this.left = left;
+        this.right = right;
+        int size = transport.size;
+        this.sendLinks = new Link[size];
+        this.recvLinks = new Link[size];
+        if (size > 1) {
+            sendLinks[right.peerRank] = right;
+            recvLinks[left.peerRank] = left;
+            // The neighbours' connections also serve the reverse direction (alltoall steps 1 and n-1).
+            if (sendLinks[left.peerRank] == null) {
+                sendLinks[left.peerRank] = left;
+            }
+            if (recvLinks[right.peerRank] == null) {
+                recvLinks[right.peerRank] = right;
+            }
+        }
+    }
+
+    /** @return the frame pump over these links */
+    public Transport transport() {
+        return transport;
+    }
+
+    /** @return the link from rank - 1, or null in a generation of one */
+    public Link left() {
+        return left;
+    }
+
+    /** @return the link to rank + 1, or null in a generation of one */
+    public Link right() {
+        return right;
+    }
+
+    /** @return the link this rank sends to peer j on, indexed by rank (null for this rank) */
+    public Link[] sendLinks() {
+        return sendLinks;
+    }
+
+    /** @return the link this rank receives from peer j on, indexed by rank (null for this rank) */
+    public Link[] recvLinks() {
+        return recvLinks;
+    }
+
+    /** Closes the connections; later ops throw {@link WorkerLostException}. Idempotent. */
+    public void close() {
+        abortWith(new WorkerLostException("the ring of generation " + transport.generation + " is closed", -1, null));
+        transport.closeSelector();
+        endpoint.forget(this);
+    }
+
+    /**
+     * Opens direct connections to the non-neighbours (none below 4 ranks): the lower rank connects, the
+     * higher one accepts. Called by {@link Endpoint#connect} so that no op ever waits for a connection.
+     */
+    void openMesh(String job, TransportOptions options) {
+        int rank = transport.rank;
+        int size = transport.size;
+        Greeter g = new Greeter(job, transport.generation, rank, peers, endpoint.pending(), options, endpoint.auth());
+        Wire[] connected = new Wire[size];
+        try {
+            for (int j = rank + 1; j < size; j++) {
+                if (sendLinks[j] == null) {
+                    connected[j] = g.connect(j, Handshake.KIND_DIRECT);
+                }
+            }
+            for (int j = 0; j < rank; j++) {
+                if (sendLinks[j] == null) {
+                    addDirect(new Link(g.accept(j, Handshake.KIND_DIRECT), j, peers.get(j).host()));
+                }
+            }
+            for (int j = rank + 1; j < size; j++) {
+                if (connected[j] != null) {
+                    g.awaitAck(connected[j], j);
+                    addDirect(new Link(connected[j], j, peers.get(j).host()));
+                    connected[j] = null;
+                }
+            }
+        } catch (RuntimeException e) {
+            for (Wire ch : connected) {
+                Io.closeQuietly(ch);
+            }
+            throw e;
+        }
+    }
+
+    private void addDirect(Link link) {
+        try {
+            transport.add(link);
+        } catch (IOException e) {
+            link.close();
+            throw transport.lost(link, "could not be set up (" + e + ")", -1, e);
+        }
+        sendLinks[link.peerRank] = link;
+        recvLinks[link.peerRank] = link;
+    }
+
+    /**
+     * Between ops, on the op thread: waits up to {@code timeoutNanos} (0: only looks) for a peer to start the
+     * next op, i.e. for bytes (or the end of a connection) from any peer, or for {@link Transport#wakeup()}.
+     *
+     * @return true when a peer has sent something; the next op (which must be the one it started) reads it
+     * @throws WorkerLostException if the ring was aborted
+     */
+    public boolean awaitIncoming(long timeoutNanos) {
+        checkOpen();
+        if (transport.size == 1) {
+            return false;
+        }
+        try {
+            return transport.awaitIncoming(recvLinks, timeoutNanos);
+        } catch (IOException e) {
+            throw failed(new WorkerLostException("generation " + transport.generation + ": waiting for peers failed: " + e,
+                    -1, null));
+        } catch (RuntimeException e) {
+            throw failed(e);
+        }
+    }
+
+    /**
+     * For a thread that does not run ops but must learn when a peer starts one: waits up to
+     * {@code timeoutNanos} for bytes on any connection of the ring (or its end), or for {@link Transport#idleWakeup()}.
+     * It may run beside an op on another thread (it then returns early, which is harmless).
+     *
+     * @return true when a connection has something to read
+     * @throws WorkerLostException if the ring was aborted
+     */
+    public boolean idleWait(long timeoutNanos) {
+        if (transport.size == 1) {
+            checkOpen();
+            return false;
+        }
+        try {
+            return transport.idleWait(timeoutNanos);
+        } catch (IOException e) {
+            throw failed(new WorkerLostException("generation " + transport.generation + ": waiting for peers failed: " + e,
+                    -1, null));
+        }
+    }
+
+    /**
+     * Aborts the generation from any thread: closes its connections (peers notice at once), wakes an op
+     * blocked on this ring, which throws {@link WorkerLostException} with this reason, as does every later
+     * op. Idempotent; the first cause wins.
+     */
+    public void abort(String reason) {
+        abortWith(new WorkerLostException("generation " + transport.generation + " aborted: " + reason, -1, null));
+    }
+
+    /**
+     * Like {@link #abort(String)}, keeping the control plane's cause: a {@link WorkerLostException} is thrown
+     * as is (rank and host preserved) by the op in flight and every later one.
+     */
+    public void abort(KoloException cause) {
+        Objects.requireNonNull(cause, "cause");
+        WorkerLostException w = cause instanceof WorkerLostException wl ? wl
+                : new WorkerLostException("generation " + transport.generation + " aborted: " + cause.getMessage(), -1, null);
+        if (w != cause) {
+            w.initCause(cause);
+        }
+        abortWith(w);
+    }
+
+    /** @return whether the ring was aborted or closed (by a failure, {@link #abort} or {@link #close}) */
+    public boolean isAborted() {
+        return transport.abortCause() != null;
+    }
+
+    private void abortWith(WorkerLostException cause) {
+        if (transport.abort(cause) == cause && cause.lostRank() >= 0) {
+            LOG.warn("data plane: rank {} aborts generation {}: {}", transport.rank, transport.generation, cause.getMessage());
+        }
+    }
+
+    /**
+     * What an op that threw {@code e} must rethrow: the abort's cause when the ring was aborted under it; a
+     * lost peer, after aborting the ring with it; anything else (a bug or bad argument in the middle of an op,
+     * which leaves the streams out of step) thrown as is, after aborting the ring.
+     */
+    public KoloException failed(RuntimeException e) {
+        WorkerLostException aborted = transport.abortCause();
+        if (aborted != null && !(e instanceof WorkerLostException)) {
+            // Aborted from another thread while this op ran: what broke under it (a buffer reset, a channel
+            // closed mid-call) is the abort's doing, and the abort's reason is what the caller must see.
+            return Transport.copy(aborted);
+        }
+        if (e instanceof WorkerLostException w) {
+            abortWith(w);
+            return w;
+        }
+        // A bug or bad argument in the middle of an op leaves the streams out of step: abort as well.
+        abortWith(new WorkerLostException("generation " + transport.generation + " aborted after an internal error: " + e,
+                -1, null));
+        throw e;
+    }
+
+    /** @throws WorkerLostException if the ring was aborted or closed */
+    public void checkOpen() {
+        WorkerLostException cause = transport.abortCause();
+        if (cause != null) {
+            throw Transport.copy(cause);
+        }
+    }
+}

@@ -1,0 +1,150 @@
+package dev.kolo.runtime.internal.transport.connect;
+
+import java.time.Duration;
+import java.util.Objects;
+import javax.net.ssl.SSLContext;
+
+/** Tuning and deadlines of the data plane. Immutable; {@link #defaults()} suits production. */
+public final class TransportOptions {
+    private final Duration progressTimeout;
+    private final Duration connectTimeout;
+    private final int chunkBytes;
+    private final int socketBufferBytes;
+    private final byte[] authenticationKey;
+    private final SSLContext tls;
+
+    private TransportOptions(Builder b) {
+        this.tls = b.tls;
+        this.authenticationKey = b.authenticationKey;
+        this.progressTimeout = b.progressTimeout;
+        this.connectTimeout = b.connectTimeout;
+        this.chunkBytes = b.chunkBytes;
+        this.socketBufferBytes = b.socketBufferBytes;
+    }
+
+    /** @return progress timeout 30 s, connect timeout 30 s, 512 KiB chunks, OS-tuned socket buffers */
+    public static TransportOptions defaults() {
+        return builder().build();
+    }
+
+    /** @return a builder starting from the defaults */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return longest time an op may go without moving a byte before it fails with WorkerLostException */
+    public Duration progressTimeout() {
+        return progressTimeout;
+    }
+
+    /** @return how long forming a ring (or the alltoall mesh) may take, connect retries included */
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /** @return pipeline chunk size in bytes */
+    public int chunkBytes() {
+        return chunkBytes;
+    }
+
+    /** @return SO_SNDBUF/SO_RCVBUF to request, or 0 to leave the kernel's autotuning alone */
+    public int socketBufferBytes() {
+        return socketBufferBytes;
+    }
+
+
+    /** @return a copy of the key that authenticates data connections, or null when they are not authenticated */
+    public byte[] authenticationKey() {
+        return authenticationKey == null ? null : authenticationKey.clone();
+    }
+
+    /**
+     * @return the TLS context of data connections (this worker's certificate and key, the job's CA), or null
+     *         when they are not encrypted
+     */
+    public SSLContext tls() {
+        return tls;
+    }
+
+    /** Builder of {@link TransportOptions}. */
+    public static final class Builder {
+        private Duration progressTimeout = Duration.ofSeconds(30);
+        private Duration connectTimeout = Duration.ofSeconds(30);
+        private int chunkBytes = 512 * 1024;
+        private int socketBufferBytes = 0;
+        private byte[] authenticationKey;
+        private SSLContext tls;
+
+        private Builder() {
+        }
+
+        /**
+         * @param context TLS context holding this worker's certificate and key and trusting the job's CA, or null:
+         *        every data connection then runs TLS 1.3 with both certificates checked against that CA (no host
+         *        names: workers are addressed by IP); peers without TLS, or with certificates of another CA, are
+         *        refused
+         * @return this
+         */
+        public Builder tls(SSLContext context) {
+            this.tls = context;
+            return this;
+        }
+
+        /**
+         * @param key the job's data-plane key (derived from its secret, at least 16 bytes), or null: every data
+         *        connection then proves knowledge of it both ways before it is used; peers without it are refused
+         * @return this
+         */
+        public Builder authenticationKey(byte[] key) {
+            if (key != null && key.length < 16) {
+                throw new IllegalArgumentException("authenticationKey must have at least 16 bytes: " + key.length);
+            }
+            this.authenticationKey = key == null ? null : key.clone();
+            return this;
+        }
+
+        /** @param t no-progress deadline of an op (positive) @return this */
+        public Builder progressTimeout(Duration t) {
+            this.progressTimeout = positive(t, "progressTimeout");
+            return this;
+        }
+
+        /** @param t deadline for forming a ring (positive) @return this */
+        public Builder connectTimeout(Duration t) {
+            this.connectTimeout = positive(t, "connectTimeout");
+            return this;
+        }
+
+        /** @param bytes pipeline chunk size, 4 KiB to 64 MiB @return this */
+        public Builder chunkBytes(int bytes) {
+            if (bytes < 4096 || bytes > (64 << 20)) {
+                throw new IllegalArgumentException("chunkBytes must be within [4096, 64 MiB]: " + bytes);
+            }
+            this.chunkBytes = bytes;
+            return this;
+        }
+
+        /** @param bytes socket buffer size to request, 0 for kernel autotuning @return this */
+        public Builder socketBufferBytes(int bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("socketBufferBytes must be >= 0: " + bytes);
+            }
+            this.socketBufferBytes = bytes;
+            return this;
+        }
+
+
+        /** @return the options */
+        public TransportOptions build() {
+            return new TransportOptions(this);
+        }
+
+        private static Duration positive(Duration d, String what) {
+            Objects.requireNonNull(d, what);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive: " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,10 @@
+/**
+ * The transport (Gloo's pairs and buffers): a {@link dev.kolo.runtime.internal.transport.Link} per peer over a
+ * {@link dev.kolo.runtime.internal.transport.Wire} (plain TCP or TLS), checked frames
+ * ({@link dev.kolo.runtime.internal.transport.FrameWriter}, {@link dev.kolo.runtime.internal.transport.FrameReader}),
+ * and the {@link dev.kolo.runtime.internal.transport.Transport} that pumps a
+ * {@link dev.kolo.runtime.internal.transport.Schedule}'s frames on the calling thread. A schedule is the seam
+ * to the collectives: they say which frames go where, the transport moves them. Knows no collective, no dtype
+ * arithmetic and nothing of the control plane; how connections are made lives in {@code transport.connect}.
+ */
+package dev.kolo.runtime.internal.transport;
