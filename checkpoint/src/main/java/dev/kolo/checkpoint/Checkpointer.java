@@ -13,7 +13,7 @@ import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
-import dev.kolo.runtime.spi.ModuleAccess;
+import dev.kolo.runtime.internal.access.WorkerRegistry;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -394,7 +394,7 @@ public final class Checkpointer implements AutoCloseable {
          * from its peers without touching disk.
          */
         public Builder replica(Kolo kolo) {
-            HazelcastInstance member = ModuleAccess.hazelcast(kolo);
+            HazelcastInstance member = WorkerRegistry.of(kolo).hazelcast();
             this.replica = () -> new ClusterReplicaStore(member, ClusterReplicaStore.mapNameFor(job));
             return this;
         }

@@ -3,7 +3,8 @@ package dev.kolo.elastic;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.WorkerLostException;
-import dev.kolo.runtime.spi.ModuleAccess;
+import dev.kolo.runtime.internal.access.Departure;
+import dev.kolo.runtime.internal.access.WorkerRegistry;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +33,8 @@ final class ElasticRun<R> {
     }
 
     R run() {
-        Blacklist blacklist = elastic ? new Blacklist(ModuleAccess.hazelcast(kolo), kolo.config().jobName(), state.blacklistPolicy)
+        Blacklist blacklist = elastic
+                ? new Blacklist(WorkerRegistry.of(kolo).hazelcast(), kolo.config().jobName(), state.blacklistPolicy)
                 : null;
         if (blacklist != null) {
             Optional<String> refused = blacklist.refusal(state.workerId(), System.currentTimeMillis());
@@ -165,13 +167,13 @@ final class ElasticRun<R> {
      */
     private String lostWorker(WorkerLostException lost) {
         long deadline = System.nanoTime() + kolo.config().heartbeatTimeout().plusSeconds(2).toNanos();
-        List<ModuleAccess.Departure> departed = ModuleAccess.departed(kolo);
+        List<Departure> departed = WorkerRegistry.of(kolo).departed();
         while (departed.isEmpty() && System.nanoTime() < deadline) {
             LockSupport.parkNanos(DEPARTURE_POLL_NANOS);
-            departed = ModuleAccess.departed(kolo);
+            departed = WorkerRegistry.of(kolo).departed();
         }
         if (!departed.isEmpty()) {
-            ModuleAccess.Departure first = departed.get(0);
+            Departure first = departed.get(0);
             return "rank " + first.rank() + " (" + first.host() + ")";
         }
         return lost.lostRank() >= 0

@@ -1,30 +1,19 @@
 package dev.kolo.runtime;
 
+import dev.kolo.runtime.internal.access.WorkerRegistry;
+import dev.kolo.runtime.internal.bootstrap.Preflight;
+import dev.kolo.runtime.internal.bootstrap.WiredWorker;
+import dev.kolo.runtime.internal.bootstrap.WorkerBootstrap;
 import dev.kolo.runtime.internal.cluster.ClusterNode;
-import dev.kolo.runtime.internal.cluster.WorkerVerticle;
 import dev.kolo.runtime.internal.cluster.WorkerView;
-import dev.kolo.runtime.internal.control.ControlCodec;
-import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
-import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
-import dev.kolo.runtime.internal.control.WorkerInfo;
-import dev.kolo.runtime.internal.dataplane.DataPlaneListener;
-import dev.kolo.runtime.internal.dataplane.DataPlanes;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
 import dev.kolo.runtime.internal.engine.Deadlines;
-import dev.kolo.runtime.internal.observability.ChromeTraceTimeline;
-import dev.kolo.runtime.internal.observability.HealthServer;
-import dev.kolo.runtime.internal.observability.KoloMetrics;
-import dev.kolo.runtime.internal.observability.Observability;
-import dev.kolo.runtime.internal.security.TlsMaterial;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,67 +43,19 @@ import org.slf4j.LoggerFactory;
  * for at most a millisecond, then parks.
  */
 public final class Kolo implements AutoCloseable {
-    static {
-        // Kolo's checkpoint and elastic modules reach the cluster member through the SPI, not a public method.
-        dev.kolo.runtime.spi.ModuleAccess.provide(new dev.kolo.runtime.spi.ModuleAccess.Accessor() {
-            @Override
-            public com.hazelcast.core.HazelcastInstance hazelcast(Kolo kolo) {
-                return kolo.cluster.hazelcast();
-            }
-
-            @Override
-            public List<dev.kolo.runtime.spi.ModuleAccess.Departure> departed(Kolo kolo) {
-                return kolo.worker.departed().stream()
-                        .map(w -> new dev.kolo.runtime.spi.ModuleAccess.Departure(w.rank(), w.host())).toList();
-            }
-        });
-    }
-
     private static final Logger LOG = LoggerFactory.getLogger(Kolo.class);
     /** The notice that a program started on its own is a job of one is given once per process. */
     private static final AtomicBoolean JOB_OF_ONE_SAID = new AtomicBoolean();
 
-    private final KoloConfig config;
-    private final DataPlaneListener dataPlane;
-    private final DataPlanes dataPlanes;
-    private final Observability observability;
-    private final HealthServer health;
-    private final java.util.concurrent.atomic.AtomicBoolean changePending;
+    /** The running worker behind this handle: cluster member, engine, data plane, metrics (internal). */
+    private final WiredWorker worker;
     private final AtomicBoolean leaving = new AtomicBoolean();
-    private final ClusterNode cluster;
-    private final WorkerVerticle worker;
-    private final CollectiveClient collectives;
 
-    /** For tests: the size of this rank's mirror of the coordinator's response cache. */
-    int cachedSpecs() {
-        return collectives.cachedSpecs();
-    }
-    private final AtomicReference<WorkerView> view;
-    private final AtomicBoolean closed = new AtomicBoolean();
-
-    private Kolo(KoloConfig config, DataPlaneListener dataPlane, DataPlanes dataPlanes, ClusterNode cluster,
-                 WorkerVerticle worker, CollectiveClient collectives, AtomicReference<WorkerView> view,
-                 Observability observability, HealthServer health,
-                 java.util.concurrent.atomic.AtomicBoolean changePending) {
-        this.changePending = changePending;
-        this.observability = observability;
-        this.health = health;
-        this.config = config;
-        this.dataPlane = dataPlane;
-        this.dataPlanes = dataPlanes;
-        this.cluster = cluster;
+    private Kolo(WiredWorker worker) {
         this.worker = worker;
-        this.collectives = collectives;
-        this.view = view;
-    }
-
-    /** Chooses the process's kernels before joining: a worker that cannot use the ones asked for never joins. */
-    private static void useKernels(KoloConfig config) {
-        try {
-            dev.kolo.kernels.Kernels.configure(config.kernels(), config.kernelsIsa());
-        } catch (IllegalStateException e) {
-            throw new KoloConfigurationException(e.getMessage() + "; set KOLO_KERNELS=java or auto to use the Java kernels");
-        }
+        // Kolo's checkpoint and elastic modules find the worker's cluster member through the internal registry,
+        // not through a public method.
+        WorkerRegistry.register(this, worker);
     }
 
     /**
@@ -134,7 +75,6 @@ public final class Kolo implements AutoCloseable {
         return init(config);
     }
 
-
     /**
      * Joins (or forms) the job's cluster and completes the rendezvous.
      *
@@ -144,269 +84,42 @@ public final class Kolo implements AutoCloseable {
      *                       {@link KoloConfig#rendezvousTimeout()} (the message names who arrived)
      */
     public static Kolo init(KoloConfig config) {
-        checkSecurity(config);
-        useKernels(config);
-        // Before anything binds or joins: a worker with bad TLS files must not enter the cluster at all.
-        TlsMaterial tls = TlsMaterial.load(config);
-        if (tls != null) {
-            LOG.info("job '{}': event bus and data plane use mutual {} as {}", config.jobName(), TlsMaterial.PROTOCOL,
-                    tls.subject());
-        }
-        long deadline = System.nanoTime() + config.rendezvousTimeout().toNanos();
-        DataPlaneListener dataPlane = DataPlaneListener.bind(config.host(), config.dataPort());
-        Observability observability = new Observability(new KoloMetrics(config.jobName(),
-                config.metricsPort() != 0));
-        ClusterNode cluster;
-        try {
-            cluster = ClusterNode.start(config, observability.metrics.registry(), tls);
-        } catch (RuntimeException e) {
-            dataPlane.close();
-            observability.close();
-            throw e;
-        }
-        DataPlanes dataPlanes = null;
-        HealthServer health = null;
-        try {
-            AtomicReference<WorkerView> view = new AtomicReference<>(WorkerView.NONE);
-            WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
-                    ProcessHandle.current().pid(), config.rankHint().orElse(-1), -1, -1, -1);
-            dataPlanes = new DataPlanes(config, dataPlane, tls);
-            CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes, dataPlanes.reducer(),
-                    "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
-            java.util.concurrent.atomic.AtomicBoolean changePending = new java.util.concurrent.atomic.AtomicBoolean();
-            WorkerVerticle worker = new WorkerVerticle(cluster, self, view, collectives, observability, changePending);
-            cluster.vertx().deployVerticle(worker).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-            if (config.metricsPort() != 0) {
-                // A port the user left at its default moves up to a free one under local discovery.
-                int tries = config.discovery() == Discovery.LOCAL && !config.isSet(Settings.METRICS_PORT)
-                        ? KoloConfig.LOCAL_PORT_COUNT : 1;
-                health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(), tries,
-                        observability.metrics, () -> view.get().readiness());
-            }
-            Kolo kolo = new Kolo(config, dataPlane, dataPlanes, cluster, worker, collectives, view, observability,
-                    health, changePending);
-            kolo.awaitRendezvous(deadline);
-            observability.metrics.bindRank(kolo.rank(), dataPlanes.kernelsName(), collectives::inFlightCount);
-            if (config.timeline() != null) {
-                String path = config.timeline().replace("{rank}", Integer.toString(kolo.rank()));
-                observability.timeline(new ChromeTraceTimeline(java.nio.file.Path.of(path), kolo.rank()));
-            }
-            LOG.info("rank {} of {} (local {} of {}), generation {}, coordinator rank {}", kolo.rank(), kolo.size(),
-                    kolo.localRank(), kolo.localSize(), kolo.generation(), kolo.coordinatorRank());
-            return kolo;
-        } catch (RuntimeException e) {
-            if (health != null) {
-                health.close();
-            }
-            cluster.close(Duration.ofSeconds(5));
-            closeQuietly(dataPlanes);
-            dataPlane.close();
-            observability.close();
-            throw e;
-        } catch (Exception e) {
-            if (health != null) {
-                health.close();
-            }
-            cluster.close(Duration.ofSeconds(5));
-            closeQuietly(dataPlanes);
-            dataPlane.close();
-            observability.close();
-            throw new KoloException("cannot start the control plane: " + e, e);
-        }
+        return new Kolo(WorkerBootstrap.start(config));
     }
 
-    /**
-     * Outside LOCAL discovery the worker's ports face a network: without a secret anyone who reaches them
-     * could join the job, send it control messages and open data connections. Refuse that unless the user
-     * says the network is trusted.
-     */
+    /** For tests: {@link Preflight#checkSecurity}, the check {@link #init(KoloConfig)} makes first. */
     static void checkSecurity(KoloConfig config) {
-        if (config.hasJobSecret()) {
-            LOG.info("job '{}': control messages and data connections are authenticated with KOLO_JOB_SECRET",
-                    config.jobName());
-            return;
-        }
-        if (config.discovery() == Discovery.LOCAL) {
-            return;
-        }
-        if (!config.insecure()) {
-            throw new KoloConfigurationException("discovery '" + config.discovery().name().toLowerCase(java.util.Locale.ROOT)
-                    + "' without KOLO_JOB_SECRET: anyone who can reach this worker's ports could join job '"
-                    + config.jobName() + "' and send it commands; set the same KOLO_JOB_SECRET on every worker (on "
-                    + "Kubernetes from a Secret; at least " + KoloConfig.MIN_SECRET_LENGTH + " random characters, "
-                    + "e.g. $(head -c 32 /dev/urandom | base64)), or set KOLO_INSECURE=true (--insecure) on a "
-                    + "network where everyone is trusted");
-        }
-        LOG.warn("job '{}' runs without authentication (KOLO_INSECURE=true): anyone who can reach its cluster, "
-                + "event-bus and data ports can join it and send it commands", config.jobName());
+        Preflight.checkSecurity(config);
     }
 
-    private static void closeQuietly(DataPlanes planes) {
-        if (planes != null) {
-            planes.close();
-        }
-    }
-
-    /** How often a worker waiting outside a job at its maximum says that it still waits. */
-    static final long WAITING_NOTICE_NANOS = TimeUnit.SECONDS.toNanos(30);
-    /** How often the rendezvous looks at the coordinator's last answer while it waits for an assignment. */
-    private static final long RENDEZVOUS_POLL_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-    /**
-     * Waits for the first assignment. A worker that the coordinator tells to wait outside a job running at its
-     * maximum waits up to {@code KOLO_ELASTIC_TIMEOUT} instead of the rendezvous timeout, says so once and then
-     * every 30 s, and gives up at once if the job ends (it is alone in the cluster).
-     */
-    private void awaitRendezvous(long deadline) {
-        CompletableFuture<Assignment> first = worker.firstAssignment().toCompletionStage().toCompletableFuture();
-        long start = System.nanoTime();
-        long end = deadline;
-        long waitingSince = 0;
-        long nextNotice = 0;
-        long nextProgress = start + WAITING_NOTICE_NANOS;
-        while (true) {
-            try {
-                Deadlines.await(first, Math.min(end, System.nanoTime() + RENDEZVOUS_POLL_NANOS));
-                return;
-            } catch (Deadlines.KoloTimeout pollAgain) {
-                // look at the coordinator's last answer below
-            }
-            long now = System.nanoTime();
-            HelloReply reply = lastHelloReply();
-            if (reply != null && reply.waiting()) {
-                String why = reply.waitingReason();
-                if (waitingSince == 0) {
-                    waitingSince = now;
-                    end = now + config.elasticTimeout().toNanos();
-                    nextNotice = now + WAITING_NOTICE_NANOS;
-                    LOG.warn("waiting for a place: {}; gives up after {} s (KOLO_ELASTIC_TIMEOUT)", why,
-                            config.elasticTimeout().toSeconds());
-                } else if (now >= nextNotice) {
-                    nextNotice += WAITING_NOTICE_NANOS;
-                    LOG.warn("still waiting for a place after {} s of at most {} s: {}",
-                            TimeUnit.NANOSECONDS.toSeconds(now - waitingSince), config.elasticTimeout().toSeconds(),
-                            why);
-                }
-            }
-            if (waitingSince == 0 && now >= nextProgress) {
-                // A long rendezvous is not silent: who is here so far, how long, and the deadline.
-                nextProgress += WAITING_NOTICE_NANOS;
-                LOG.info("rendezvous of job '{}': {} of {} workers after {} s of at most {} s (KOLO_RENDEZVOUS_TIMEOUT)",
-                        config.jobName(), reply == null ? "no coordinator answer yet, so unknown" : reply.arrived().size(),
-                        config.np(), TimeUnit.NANOSECONDS.toSeconds(now - start), config.rendezvousTimeout().toSeconds());
-            }
-            if (waitingSince != 0 && cluster.memberAddresses().size() <= 1) {
-                throw new KoloException("job '" + config.jobName() + "' ended while this worker waited for a place "
-                        + "(it ran at its maximum, KOLO_MAX_NP=" + config.maxNp() + "): there is no job to join");
-            }
-            if (now >= end) {
-                if (waitingSince != 0) {
-                    throw new KoloException("no place freed in job '" + config.jobName() + "' within "
-                            + config.elasticTimeout().toSeconds() + " s (KOLO_ELASTIC_TIMEOUT): it runs at its "
-                            + "maximum, KOLO_MAX_NP=" + config.maxNp() + "; raise KOLO_MAX_NP to run more workers, "
-                            + "or stop this one");
-                }
-                throw new KoloException(rendezvousTimeoutMessage());
-            }
-        }
-    }
-
-    /** @return the coordinator's last answer to this worker's hello, or null when there is none to report */
-    private HelloReply lastHelloReply() {
-        try {
-            return worker.lastHelloReply().toCompletionStage().toCompletableFuture().get(2, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return null;
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            return null; // the worker's context is busy or closing: report without the coordinator's view
-        }
-    }
-
-    private String rendezvousTimeoutMessage() {
-        HelloReply reply = lastHelloReply();
-        StringBuilder m = new StringBuilder("rendezvous of job '").append(config.jobName()).append("' timed out after ")
-                .append(config.rendezvousTimeout().toSeconds()).append(" s: ");
-        if (reply != null) {
-            int missing = Math.max(0, config.np() - reply.arrived().size());
-            m.append(reply.arrived().size()).append(" of ").append(config.np()).append(" workers arrived (")
-                    .append(String.join(", ", reply.arrived())).append("); start the missing ").append(missing)
-                    .append(missing == 1 ? " worker" : " workers");
-        } else {
-            m.append("no coordinator answered; cluster members seen: ").append(cluster.memberAddresses())
-                    .append("; start the other workers of the job");
-        }
-        List<String> unseen = unseenMembers();
-        if (!unseen.isEmpty()) {
-            m.append("; members never reached: ").append(String.join(", ", unseen))
-                    .append(" (check KOLO_MEMBERS and that workers run there)");
-        }
-        m.append(", or lower KOLO_NP (--np), or raise KOLO_RENDEZVOUS_TIMEOUT");
-        // Workers with different secrets form different clusters: say so, it is the one cause not visible here.
-        m.append(config.hasJobSecret() ? "; workers with another KOLO_JOB_SECRET (or none) form a separate cluster "
-                + "and are never counted: set the same KOLO_JOB_SECRET on every worker"
-                : "; this worker has no KOLO_JOB_SECRET and never meets workers that have one");
-        if (config.tls()) {
-            // Hazelcast (no TLS) lets them meet; only the TLS event bus keeps them apart: name the cause here too.
-            m.append("; with TLS, workers whose certificates do not chain to each other's KOLO_TLS_CA, or that run "
-                    + "without TLS, never exchange control messages (the log shows the failed TLS handshakes): give "
-                    + "every worker KOLO_TLS_CERT/KOLO_TLS_KEY signed by the one job CA in KOLO_TLS_CA");
-        }
-        long rejected = cluster.rejectedControlMessages();
-        if (rejected > 0) {
-            m.append("; ").append(rejected).append(" control messages to this worker failed authentication (see "
-                    + "the log)");
-        }
-        return m.toString();
-    }
-
-    private List<String> unseenMembers() {
-        List<String> unseen = new ArrayList<>();
-        if (config.discovery() == Discovery.MEMBERS) {
-            List<String> seen = cluster.memberAddresses();
-            for (String m : config.members()) {
-                MemberAddress a = MemberAddress.parse(m);
-                boolean found = seen.stream().anyMatch(s -> s.endsWith(":" + a.port())
-                        && (s.startsWith(a.host() + ":") || sameHost(a.host(), s.substring(0, s.lastIndexOf(':')))));
-                if (!found) {
-                    unseen.add(a.toString());
-                }
-            }
-        }
-        return unseen;
-    }
-
-    private static boolean sameHost(String a, String b) {
-        try {
-            return java.net.InetAddress.getByName(a).equals(java.net.InetAddress.getByName(b));
-        } catch (java.net.UnknownHostException e) {
-            return false;
-        }
+    /** For tests: the size of this rank's mirror of the coordinator's response cache. */
+    int cachedSpecs() {
+        return collectives().cachedSpecs();
     }
 
     /** @return this worker's rank in the current generation, 0..size-1 */
     public int rank() {
-        return requireView().self().rank();
+        return worker.view().self().rank();
     }
 
     /** @return the number of workers in the current generation */
     public int size() {
-        return requireView().size();
+        return worker.view().size();
     }
 
     /** @return this worker's index among the workers on its host */
     public int localRank() {
-        return requireView().self().localRank();
+        return worker.view().self().localRank();
     }
 
     /** @return the number of workers on this worker's host */
     public int localSize() {
-        return requireView().self().localSize();
+        return worker.view().self().localSize();
     }
 
     /** @return the rendezvous generation: it grows each time the job's membership is agreed anew */
     public long generation() {
-        return requireView().generation();
+        return worker.view().generation();
     }
 
     /**
@@ -414,28 +127,28 @@ public final class Kolo implements AutoCloseable {
      *         coordinator is not part of it (it left and a new one took over)
      */
     public int coordinatorRank() {
-        WorkerView v = requireView();
+        WorkerView v = worker.view();
         return v.rankOf(v.coordinatorNode());
     }
 
     /** @return the generation the current coordinator presides over (grows when a new one takes over) */
     public long coordinatorGeneration() {
-        return requireView().coordinatorGeneration();
+        return worker.view().coordinatorGeneration();
     }
 
     /** @return the cluster node id of the current coordinator */
     String coordinatorNode() {
-        return requireView().coordinatorNode();
+        return worker.view().coordinatorNode();
     }
 
     /** @return this worker's cluster membership */
     ClusterNode clusterNode() {
-        return cluster;
+        return worker.clusterNode();
     }
 
     /** @return this worker's cluster node id */
     String nodeId() {
-        return cluster.nodeId();
+        return worker.clusterNode().nodeId();
     }
 
     /**
@@ -443,22 +156,22 @@ public final class Kolo implements AutoCloseable {
      *         their own meters (training loss, checkpoint times) to be served on {@code /metrics}
      */
     public io.micrometer.core.instrument.MeterRegistry meterRegistry() {
-        return observability.metrics.registry();
+        return worker.meterRegistry();
     }
 
     /** @return the port of the metrics and health endpoint, or 0 when it is disabled */
     public int metricsPort() {
-        return health == null ? 0 : health.port();
+        return worker.metricsPort();
     }
 
     /** @return which reduction kernels run: "native" (SIMD) or "java" (the fallback) */
     public String kernels() {
-        return dataPlanes.kernelsName();
+        return worker.kernelsName();
     }
 
     /** @return the configuration this worker runs with */
     public KoloConfig config() {
-        return config;
+        return worker.config();
     }
 
     /**
@@ -470,10 +183,10 @@ public final class Kolo implements AutoCloseable {
     public void barrier() {
         synchronized (barrierLock) { // the n-th barrier of every rank meets the n-th of the others
             try {
-                collectives.await(collectives.submit(BARRIER, EMPTY, EMPTY, true),
-                        System.nanoTime() + config.opTimeout().toNanos());
+                collectives().await(collectives().submit(BARRIER, EMPTY, EMPTY, true),
+                        System.nanoTime() + config().opTimeout().toNanos());
             } catch (Deadlines.KoloTimeout e) {
-                throw new KoloException("barrier did not complete within " + config.opTimeout().toSeconds()
+                throw new KoloException("barrier did not complete within " + config().opTimeout().toSeconds()
                         + " s (KOLO_OP_TIMEOUT): some rank never reached it; the coordinator logs which");
             }
         }
@@ -501,42 +214,9 @@ public final class Kolo implements AutoCloseable {
      *                       within {@code KOLO_ELASTIC_TIMEOUT}
      */
     public void rejoin() {
-        if (!config.elastic()) {
-            throw new KoloException("rejoin needs an elastic job: set KOLO_MIN_NP below KOLO_MAX_NP (this job has "
-                    + "np=" + config.np() + " fixed)");
-        }
-        long start = System.nanoTime();
-        long deadline = start + config.elasticTimeout().toNanos();
-        long nextNotice = start + WAITING_NOTICE_NANOS;
-        CompletableFuture<Assignment> next = worker.rejoin().toCompletionStage().toCompletableFuture();
-        while (true) {
-            try {
-                Deadlines.await(next, Math.min(deadline, nextNotice));
-                break;
-            } catch (Deadlines.KoloTimeout e) {
-                HelloReply reply = lastHelloReply();
-                String present = reply == null ? "no coordinator answered"
-                        : reply.arrived().size() + " workers present (" + String.join(", ", reply.arrived()) + ")";
-                String needs = "a new generation needs at least KOLO_MIN_NP=" + config.minNp()
-                        + " workers and a strict majority of the last one's " + lastSize();
-                long now = System.nanoTime();
-                if (now >= deadline) {
-                    throw new KoloException("no new generation formed within " + config.elasticTimeout().toSeconds()
-                            + " s (KOLO_ELASTIC_TIMEOUT): " + present + "; " + needs + "; start more workers");
-                }
-                nextNotice += WAITING_NOTICE_NANOS;
-                LOG.warn("waiting for a new generation for {} s of at most {} s (KOLO_ELASTIC_TIMEOUT): {}; {}",
-                        TimeUnit.NANOSECONDS.toSeconds(now - start), config.elasticTimeout().toSeconds(), present,
-                        needs);
-            }
-        }
+        worker.rejoin();
         leaving.set(false);
         LOG.info("rejoined: rank {} of {}, generation {}", rank(), size(), generation());
-    }
-
-    private int lastSize() {
-        WorkerView v = view.get();
-        return v.size();
     }
 
     /**
@@ -545,7 +225,7 @@ public final class Kolo implements AutoCloseable {
      *         {@link #rejoin()} together
      */
     public boolean membershipChangePending() {
-        return changePending.get() || leaving.get();
+        return worker.changePending() || leaving.get();
     }
 
     /**
@@ -596,9 +276,9 @@ public final class Kolo implements AutoCloseable {
     /** @param blocking the caller waits for the result at once (and drives the collective engine meanwhile) */
     private CompletableFuture<Tensor> allreduce(String name, Tensor t, ReduceOp op, double prescale, double postscale,
                                                 Tensor output, boolean blocking) {
-        requireOp(name, t);
+        OpArguments.requireOp(name, t);
         java.util.Objects.requireNonNull(op, "op");
-        return collectives.submit(new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale,
+        return collectives().submit(new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale,
                 0, null), t, output, blocking);
     }
 
@@ -622,7 +302,7 @@ public final class Kolo implements AutoCloseable {
      * on every rank. Results are in input order.
      */
     public List<Tensor> groupedAllreduce(String name, List<Tensor> ts, ReduceOp op) {
-        requireName(name);
+        OpArguments.requireName(name);
         List<CompletableFuture<Tensor>> futures = new ArrayList<>(ts.size());
         if (ts.size() > OpSpec.MAX_GROUP) {
             throw new IllegalArgumentException("a group holds at most " + OpSpec.MAX_GROUP + " tensors; split it");
@@ -631,8 +311,8 @@ public final class Kolo implements AutoCloseable {
         int group = ts.size() > 1 ? ts.size() : 0;
         for (int i = 0; i < ts.size(); i++) {
             Tensor t = ts.get(i);
-            requireOp(name + "/" + i, t);
-            futures.add(collectives.submit(new OpSpec(name + "/" + i, OpType.ALLREDUCE, t.dtype(), t.shape(), op, 1.0,
+            OpArguments.requireOp(name + "/" + i, t);
+            futures.add(collectives().submit(new OpSpec(name + "/" + i, OpType.ALLREDUCE, t.dtype(), t.shape(), op, 1.0,
                     1.0, 0, null, group), t, null, i == ts.size() - 1));
         }
         List<Tensor> results = new ArrayList<>(ts.size());
@@ -653,9 +333,9 @@ public final class Kolo implements AutoCloseable {
     }
 
     private CompletableFuture<Tensor> allgather(String name, Tensor t, boolean blocking) {
-        requireOp(name, t);
-        requireDims("allgather", t);
-        return collectives.submit(new OpSpec(name, OpType.ALLGATHER, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0,
+        OpArguments.requireOp(name, t);
+        OpArguments.requireDims("allgather", t);
+        return collectives().submit(new OpSpec(name, OpType.ALLGATHER, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0,
                 null), t, null, blocking);
     }
 
@@ -670,13 +350,10 @@ public final class Kolo implements AutoCloseable {
     }
 
     private CompletableFuture<Tensor> broadcast(String name, Tensor t, int rootRank, boolean blocking) {
-        requireOp(name, t);
+        OpArguments.requireOp(name, t);
         int size = size();
-        if (rootRank < 0 || rootRank >= size) {
-            throw new IllegalArgumentException("broadcast '" + name + "': root rank " + rootRank
-                    + " is not a rank of this job (0.." + (size - 1) + ")");
-        }
-        return collectives.submit(new OpSpec(name, OpType.BROADCAST, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1,
+        OpArguments.requireRoot(name, rootRank, size);
+        return collectives().submit(new OpSpec(name, OpType.BROADCAST, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1,
                 rootRank, null), t, null, blocking);
     }
 
@@ -694,10 +371,10 @@ public final class Kolo implements AutoCloseable {
     }
 
     private CompletableFuture<Tensor> reducescatter(String name, Tensor t, ReduceOp op, boolean blocking) {
-        requireOp(name, t);
-        requireDims("reducescatter", t);
+        OpArguments.requireOp(name, t);
+        OpArguments.requireDims("reducescatter", t);
         java.util.Objects.requireNonNull(op, "op");
-        return collectives.submit(new OpSpec(name, OpType.REDUCESCATTER, t.dtype(), t.shape(), op, 1, 1, 0, null),
+        return collectives().submit(new OpSpec(name, OpType.REDUCESCATTER, t.dtype(), t.shape(), op, 1, 1, 0, null),
                 t, null, blocking);
     }
 
@@ -717,36 +394,11 @@ public final class Kolo implements AutoCloseable {
     }
 
     private CompletableFuture<Tensor> alltoall(String name, Tensor t, int[] splits, boolean blocking) {
-        requireOp(name, t);
-        requireDims("alltoall", t);
+        OpArguments.requireOp(name, t);
+        OpArguments.requireDims("alltoall", t);
         int size = size();
-        long rows = t.shape()[0];
-        long[] s = new long[size];
-        if (splits == null) {
-            if (rows % size != 0) {
-                throw new IllegalArgumentException("alltoall '" + name + "': " + rows + " rows do not split equally "
-                        + "over " + size + " ranks; pass explicit splits");
-            }
-            java.util.Arrays.fill(s, rows / size);
-        } else {
-            if (splits.length != size) {
-                throw new IllegalArgumentException("alltoall '" + name + "': splits has " + splits.length
-                        + " entries but the job has " + size + " ranks");
-            }
-            long sum = 0;
-            for (int i = 0; i < size; i++) {
-                if (splits[i] < 0) {
-                    throw new IllegalArgumentException("alltoall '" + name + "': splits[" + i + "] is negative");
-                }
-                s[i] = splits[i];
-                sum += splits[i];
-            }
-            if (sum != rows) {
-                throw new IllegalArgumentException("alltoall '" + name + "': splits sum to " + sum + " but the tensor "
-                        + "has " + rows + " rows");
-            }
-        }
-        return collectives.submit(new OpSpec(name, OpType.ALLTOALL, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0, s),
+        long[] s = OpArguments.alltoallSplits(name, t, splits, size);
+        return collectives().submit(new OpSpec(name, OpType.ALLTOALL, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0, s),
                 t, null, blocking);
     }
 
@@ -757,34 +409,7 @@ public final class Kolo implements AutoCloseable {
      * @return the last rank to join, the same on every rank
      */
     public int join() {
-        return waitFor(collectives.join(), "join", "join");
-    }
-
-    private static void requireName(String name) {
-        if (name == null || name.isEmpty()) {
-            throw new IllegalArgumentException("every collective needs a name that identifies it across ranks, "
-                    + "e.g. the parameter's name");
-        }
-        if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ControlCodec.MAX_STRING) {
-            throw new IllegalArgumentException("tensor name of " + name.length() + " characters is too long (at most "
-                    + ControlCodec.MAX_STRING + " bytes)");
-        }
-    }
-
-    private static void requireOp(String name, Tensor t) {
-        requireName(name);
-        java.util.Objects.requireNonNull(t, "tensor");
-        if (t.rank() > ControlCodec.MAX_DIMS) {
-            throw new IllegalArgumentException("tensor '" + name + "' has " + t.rank() + " dims; at most "
-                    + ControlCodec.MAX_DIMS + " are supported");
-        }
-    }
-
-    private static void requireDims(String op, Tensor t) {
-        if (t.rank() == 0) {
-            throw new IllegalArgumentException(op + " needs a tensor with at least one dimension, not a scalar; "
-                    + "reshape it to [1]");
-        }
+        return waitFor(collectives().join(), "join", "join");
     }
 
     private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
@@ -805,33 +430,20 @@ public final class Kolo implements AutoCloseable {
     public <T> T await(CompletableFuture<T> future, String what) {
         java.util.Objects.requireNonNull(future, "future");
         try {
-            return collectives.await(future, System.nanoTime() + config.opTimeout().toNanos());
+            return collectives().await(future, System.nanoTime() + config().opTimeout().toNanos());
         } catch (Deadlines.KoloTimeout e) {
-            throw new KoloException(what + " did not complete within " + config.opTimeout().toSeconds()
+            throw new KoloException(what + " did not complete within " + config().opTimeout().toSeconds()
                     + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
         }
     }
 
-    private WorkerView requireView() {
-        WorkerView v = view.get();
-        if (v.self() == null) {
-            throw new IllegalStateException("this worker has no rank: it is closed or was never assigned one");
-        }
-        return v;
+    private CollectiveClient collectives() {
+        return worker.collectives();
     }
 
     /** Leaves the job: other workers see this worker leave. Idempotent; bounded in time. */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            collectives.close();
-            if (health != null) {
-                health.close();
-            }
-            cluster.close(Duration.ofSeconds(10));
-            dataPlanes.close();
-            dataPlane.close();
-            observability.close();
-        }
+        worker.close();
     }
 }

@@ -1,19 +1,39 @@
 package dev.kolo.runtime.internal;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.codeUnits;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.fields;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.Dependency;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
  * The runtime's package map, checked on its bytecode: the internal packages form no cycle, the data plane
- * knows nothing of the control plane, and the internals never reach back to the {@code Kolo} facade.
+ * knows nothing of the control plane, the internals never reach back to the {@code Kolo} facade, no two classes
+ * of different packages use each other, and the public API's signatures show no internal type.
  */
 class ArchitectureTest {
     private static final String INTERNAL = "dev.kolo.runtime.internal";
+    /** The packages of the runtime's public API. */
+    private static final String[] API_PACKAGES = {"dev.kolo.runtime", "dev.kolo.runtime.train"};
     private static final JavaClasses RUNTIME = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.kolo.runtime");
@@ -94,5 +114,88 @@ class ArchitectureTest {
         noClasses().that().resideInAPackage("dev.kolo.runtime.train..")
                 .should().dependOnClassesThat().resideInAPackage(INTERNAL + "..")
                 .check(RUNTIME);
+    }
+
+    @Test
+    void theBootstrapIsUsedByNoOtherInternalPackage() {
+        // It wires the others; one that used it would depend on everything it wires.
+        noClasses().that().resideInAPackage(INTERNAL + "..").and().resideOutsideOfPackage(INTERNAL + ".bootstrap..")
+                .should().dependOnClassesThat().resideInAPackage(INTERNAL + ".bootstrap..")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theModuleAccessDependsOnNoOtherInternalPackage() {
+        // Kolo's other modules see this package: it must not hand them the rest of the internals.
+        noClasses().that().resideInAPackage(INTERNAL + ".access..")
+                .should().dependOnClassesThat(resideInAPackage(INTERNAL + "..")
+                        .and(not(resideInAPackage(INTERNAL + ".access.."))))
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theSignaturesOfThePublicApiShowNoInternalType() {
+        codeUnits().that().arePublic().and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().resideInAnyPackage(API_PACKAGES)
+                .should(new ArchCondition<JavaCodeUnit>("take and return no internal type") {
+                    @Override
+                    public void check(JavaCodeUnit unit, ConditionEvents events) {
+                        List<JavaClass> types = new ArrayList<>(unit.getRawParameterTypes());
+                        types.add(unit.getRawReturnType());
+                        for (JavaClass t : types) {
+                            if (isInternal(t)) {
+                                events.add(SimpleConditionEvent.violated(unit, unit.getFullName() + " shows " + t.getName()));
+                            }
+                        }
+                    }
+                })
+                .check(RUNTIME);
+        fields().that().arePublic().and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().resideInAnyPackage(API_PACKAGES)
+                .should(new ArchCondition<JavaField>("have no internal type") {
+                    @Override
+                    public void check(JavaField field, ConditionEvents events) {
+                        if (isInternal(field.getRawType())) {
+                            events.add(SimpleConditionEvent.violated(field, field.getFullName() + " shows "
+                                    + field.getRawType().getName()));
+                        }
+                    }
+                })
+                .check(RUNTIME);
+    }
+
+    @Test
+    void noTwoClassesOfDifferentPackagesUseEachOther() {
+        // A file-level circle (A imports B, B imports A) ties two packages together however the slices are cut.
+        Map<JavaClass, Set<JavaClass>> uses = new HashMap<>();
+        for (JavaClass c : RUNTIME) {
+            for (Dependency d : c.getDirectDependenciesFromSelf()) {
+                JavaClass from = topLevel(d.getOriginClass());
+                JavaClass to = topLevel(d.getTargetClass());
+                if (!from.getPackageName().equals(to.getPackageName())) {
+                    uses.computeIfAbsent(from, k -> new HashSet<>()).add(to);
+                }
+            }
+        }
+        List<String> circles = new ArrayList<>();
+        uses.forEach((a, targets) -> targets.stream()
+                .filter(b -> a.getName().compareTo(b.getName()) < 0 && uses.getOrDefault(b, Set.of()).contains(a))
+                .forEach(b -> circles.add(a.getName() + " <-> " + b.getName())));
+        if (!circles.isEmpty()) {
+            throw new AssertionError("classes of different packages that use each other: " + circles);
+        }
+    }
+
+    private static boolean isInternal(JavaClass type) {
+        JavaClass t = type.isArray() ? type.getBaseComponentType() : type;
+        return t.getPackageName().startsWith(INTERNAL);
+    }
+
+    private static JavaClass topLevel(JavaClass c) {
+        JavaClass t = c;
+        while (t.getEnclosingClass().isPresent()) {
+            t = t.getEnclosingClass().get();
+        }
+        return t;
     }
 }

@@ -1,0 +1,84 @@
+package dev.kolo.runtime;
+
+import dev.kolo.runtime.internal.control.ControlCodec;
+
+/**
+ * The checks of a collective's arguments that {@link Kolo} makes before it submits the op: a bad argument
+ * fails on the calling rank, before anything is sent, with a message that names the tensor.
+ */
+final class OpArguments {
+    private OpArguments() {
+    }
+
+    /** @throws IllegalArgumentException if {@code name} is empty or too long for the control wire */
+    static void requireName(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("every collective needs a name that identifies it across ranks, "
+                    + "e.g. the parameter's name");
+        }
+        if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ControlCodec.MAX_STRING) {
+            throw new IllegalArgumentException("tensor name of " + name.length() + " characters is too long (at most "
+                    + ControlCodec.MAX_STRING + " bytes)");
+        }
+    }
+
+    /** @throws IllegalArgumentException if the name is not accepted or {@code t} has more dims than the wire carries */
+    static void requireOp(String name, Tensor t) {
+        requireName(name);
+        java.util.Objects.requireNonNull(t, "tensor");
+        if (t.rank() > ControlCodec.MAX_DIMS) {
+            throw new IllegalArgumentException("tensor '" + name + "' has " + t.rank() + " dims; at most "
+                    + ControlCodec.MAX_DIMS + " are supported");
+        }
+    }
+
+    /** @throws IllegalArgumentException if {@code t} is a scalar, which an op along dim 0 cannot take */
+    static void requireDims(String op, Tensor t) {
+        if (t.rank() == 0) {
+            throw new IllegalArgumentException(op + " needs a tensor with at least one dimension, not a scalar; "
+                    + "reshape it to [1]");
+        }
+    }
+
+    /** @throws IllegalArgumentException if {@code rootRank} is not a rank of a job of {@code size} */
+    static void requireRoot(String name, int rootRank, int size) {
+        if (rootRank < 0 || rootRank >= size) {
+            throw new IllegalArgumentException("broadcast '" + name + "': root rank " + rootRank
+                    + " is not a rank of this job (0.." + (size - 1) + ")");
+        }
+    }
+
+    /**
+     * @param splits rows for each rank, or null to split dim 0 equally
+     * @return the rows {@code t} sends to each of {@code size} ranks
+     */
+    static long[] alltoallSplits(String name, Tensor t, int[] splits, int size) {
+        long rows = t.shape()[0];
+        long[] s = new long[size];
+        if (splits == null) {
+            if (rows % size != 0) {
+                throw new IllegalArgumentException("alltoall '" + name + "': " + rows + " rows do not split equally "
+                        + "over " + size + " ranks; pass explicit splits");
+            }
+            java.util.Arrays.fill(s, rows / size);
+        } else {
+            if (splits.length != size) {
+                throw new IllegalArgumentException("alltoall '" + name + "': splits has " + splits.length
+                        + " entries but the job has " + size + " ranks");
+            }
+            long sum = 0;
+            for (int i = 0; i < size; i++) {
+                if (splits[i] < 0) {
+                    throw new IllegalArgumentException("alltoall '" + name + "': splits[" + i + "] is negative");
+                }
+                s[i] = splits[i];
+                sum += splits[i];
+            }
+            if (sum != rows) {
+                throw new IllegalArgumentException("alltoall '" + name + "': splits sum to " + sum + " but the tensor "
+                        + "has " + rows + " rows");
+            }
+        }
+        return s;
+    }
+}

@@ -1,0 +1,143 @@
+package dev.kolo.runtime.internal.bootstrap;
+
+import com.hazelcast.core.HazelcastInstance;
+import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.internal.access.Departure;
+import dev.kolo.runtime.internal.access.WorkerInternals;
+import dev.kolo.runtime.internal.cluster.ClusterNode;
+import dev.kolo.runtime.internal.cluster.WorkerVerticle;
+import dev.kolo.runtime.internal.cluster.WorkerView;
+import dev.kolo.runtime.internal.dataplane.DataPlaneListener;
+import dev.kolo.runtime.internal.dataplane.DataPlanes;
+import dev.kolo.runtime.internal.engine.CollectiveClient;
+import dev.kolo.runtime.internal.observability.HealthServer;
+import dev.kolo.runtime.internal.observability.Observability;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One running worker's parts, as {@link WorkerBootstrap} wired them: its cluster membership, worker verticle,
+ * collective engine, data plane, metrics and health server. The {@code Kolo} facade holds one and delegates to
+ * it; closing it closes every part, in the order that lets the others see this worker leave. Thread-safe.
+ */
+public final class WiredWorker implements WorkerInternals, AutoCloseable {
+    private final KoloConfig config;
+    private final DataPlaneListener dataPlane;
+    private final DataPlanes dataPlanes;
+    private final Observability observability;
+    private final HealthServer health;
+    private final AtomicBoolean changePending;
+    private final ClusterNode cluster;
+    private final WorkerVerticle verticle;
+    private final CollectiveClient collectives;
+    private final AtomicReference<WorkerView> view;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    WiredWorker(KoloConfig config, DataPlaneListener dataPlane, DataPlanes dataPlanes, ClusterNode cluster,
+                WorkerVerticle verticle, CollectiveClient collectives, AtomicReference<WorkerView> view,
+                Observability observability, HealthServer health, AtomicBoolean changePending) {
+        this.changePending = changePending;
+        this.observability = observability;
+        this.health = health;
+        this.config = config;
+        this.dataPlane = dataPlane;
+        this.dataPlanes = dataPlanes;
+        this.cluster = cluster;
+        this.verticle = verticle;
+        this.collectives = collectives;
+        this.view = view;
+    }
+
+    /** @return the configuration this worker runs with */
+    public KoloConfig config() {
+        return config;
+    }
+
+    /** @return the engine that runs this worker's collectives */
+    public CollectiveClient collectives() {
+        return collectives;
+    }
+
+    /**
+     * @return this worker's view of its generation
+     * @throws IllegalStateException if the worker has no rank (it is closed or was never assigned one)
+     */
+    public WorkerView view() {
+        WorkerView v = view.get();
+        if (v.self() == null) {
+            throw new IllegalStateException("this worker has no rank: it is closed or was never assigned one");
+        }
+        return v;
+    }
+
+    /** @return the size of the last generation this worker saw, whether or not it still has a rank in it */
+    int lastSize() {
+        return view.get().size();
+    }
+
+    /** @return this worker's cluster membership */
+    public ClusterNode clusterNode() {
+        return cluster;
+    }
+
+    WorkerVerticle verticle() {
+        return verticle;
+    }
+
+    /** @return this worker's meter registry (Prometheus), served on {@code /metrics} */
+    public MeterRegistry meterRegistry() {
+        return observability.metrics.registry();
+    }
+
+    /** @return the port of the metrics and health endpoint, or 0 when it is disabled */
+    public int metricsPort() {
+        return health == null ? 0 : health.port();
+    }
+
+    /** @return which reduction kernels run: "native" (SIMD) or "java" (the fallback) */
+    public String kernelsName() {
+        return dataPlanes.kernelsName();
+    }
+
+    /** @return true when workers wait to join this job (the coordinator said so) */
+    public boolean changePending() {
+        return changePending.get();
+    }
+
+    /**
+     * Leaves the current generation and waits for a new one that includes this worker.
+     *
+     * @throws dev.kolo.runtime.KoloException as {@code Kolo.rejoin()}
+     */
+    public void rejoin() {
+        Regroup.await(this);
+    }
+
+    @Override
+    public HazelcastInstance hazelcast() {
+        return cluster.hazelcast();
+    }
+
+    @Override
+    public List<Departure> departed() {
+        return verticle.departed().stream().map(w -> new Departure(w.rank(), w.host())).toList();
+    }
+
+    /** Leaves the job: other workers see this worker leave. Idempotent; bounded in time. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            collectives.close();
+            if (health != null) {
+                health.close();
+            }
+            cluster.close(Duration.ofSeconds(10));
+            dataPlanes.close();
+            dataPlane.close();
+            observability.close();
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.kolo.runtime.internal.bootstrap;
+
+import dev.kolo.runtime.Discovery;
+import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
+import dev.kolo.runtime.internal.cluster.ClusterNode;
+import dev.kolo.runtime.internal.cluster.WorkerVerticle;
+import dev.kolo.runtime.internal.cluster.WorkerView;
+import dev.kolo.runtime.internal.control.WorkerInfo;
+import dev.kolo.runtime.internal.dataplane.DataPlaneListener;
+import dev.kolo.runtime.internal.dataplane.DataPlanes;
+import dev.kolo.runtime.internal.engine.CollectiveClient;
+import dev.kolo.runtime.internal.observability.ChromeTraceTimeline;
+import dev.kolo.runtime.internal.observability.HealthServer;
+import dev.kolo.runtime.internal.observability.KoloMetrics;
+import dev.kolo.runtime.internal.observability.Observability;
+import dev.kolo.runtime.internal.security.TlsMaterial;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts one worker: checks, binds, joins and wires its parts in the order that keeps a worker which cannot run
+ * out of the job, then waits for its rank. What a step started is closed again if a later one fails.
+ */
+public final class WorkerBootstrap {
+    /**
+     * The logger of everything a worker says while it starts, waits and regroups: the facade's name, which
+     * users' log settings already name, although the work moved here.
+     */
+    static final String LOGGER = "dev.kolo.runtime.Kolo";
+    private static final Logger LOG = LoggerFactory.getLogger(LOGGER);
+
+    private WorkerBootstrap() {
+    }
+
+    /**
+     * Joins (or forms) the job's cluster and completes the rendezvous.
+     *
+     * @return the running worker, with its rank
+     * @throws KoloException as {@code Kolo.init(KoloConfig)}
+     */
+    public static WiredWorker start(KoloConfig config) {
+        Preflight.checkSecurity(config);
+        Preflight.useKernels(config);
+        // Before anything binds or joins: a worker with bad TLS files must not enter the cluster at all.
+        TlsMaterial tls = TlsMaterial.load(config);
+        if (tls != null) {
+            LOG.info("job '{}': event bus and data plane use mutual {} as {}", config.jobName(), TlsMaterial.PROTOCOL,
+                    tls.subject());
+        }
+        long deadline = System.nanoTime() + config.rendezvousTimeout().toNanos();
+        DataPlaneListener dataPlane = DataPlaneListener.bind(config.host(), config.dataPort());
+        Observability observability = new Observability(new KoloMetrics(config.jobName(),
+                config.metricsPort() != 0));
+        ClusterNode cluster;
+        try {
+            cluster = ClusterNode.start(config, observability.metrics.registry(), tls);
+        } catch (RuntimeException e) {
+            dataPlane.close();
+            observability.close();
+            throw e;
+        }
+        DataPlanes dataPlanes = null;
+        HealthServer health = null;
+        try {
+            AtomicReference<WorkerView> view = new AtomicReference<>(WorkerView.NONE);
+            WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
+                    ProcessHandle.current().pid(), config.rankHint().orElse(-1), -1, -1, -1);
+            dataPlanes = new DataPlanes(config, dataPlane, tls);
+            CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes, dataPlanes.reducer(),
+                    "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
+            AtomicBoolean changePending = new AtomicBoolean();
+            WorkerVerticle verticle = new WorkerVerticle(cluster, self, view, collectives, observability, changePending);
+            cluster.vertx().deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            if (config.metricsPort() != 0) {
+                // A port the user left at its default moves up to a free one under local discovery.
+                int tries = config.discovery() == Discovery.LOCAL && !config.isSet(Settings.METRICS_PORT)
+                        ? KoloConfig.LOCAL_PORT_COUNT : 1;
+                health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(), tries,
+                        observability.metrics, () -> view.get().readiness());
+            }
+            WiredWorker worker = new WiredWorker(config, dataPlane, dataPlanes, cluster, verticle, collectives, view,
+                    observability, health, changePending);
+            Rendezvous.await(worker, deadline);
+            int rank = worker.view().self().rank();
+            observability.metrics.bindRank(rank, dataPlanes.kernelsName(), collectives::inFlightCount);
+            if (config.timeline() != null) {
+                String path = config.timeline().replace("{rank}", Integer.toString(rank));
+                observability.timeline(new ChromeTraceTimeline(java.nio.file.Path.of(path), rank));
+            }
+            WorkerView v = worker.view();
+            LOG.info("rank {} of {} (local {} of {}), generation {}, coordinator rank {}", v.self().rank(), v.size(),
+                    v.self().localRank(), v.self().localSize(), v.generation(), v.rankOf(v.coordinatorNode()));
+            return worker;
+        } catch (RuntimeException e) {
+            closeAfterFailure(health, cluster, dataPlanes, dataPlane, observability);
+            throw e;
+        } catch (Exception e) {
+            closeAfterFailure(health, cluster, dataPlanes, dataPlane, observability);
+            throw new KoloException("cannot start the control plane: " + e, e);
+        }
+    }
+
+    /** Closes what a failed start had started; the parts not yet made are null. */
+    private static void closeAfterFailure(HealthServer health, ClusterNode cluster, DataPlanes dataPlanes,
+                                          DataPlaneListener dataPlane, Observability observability) {
+        if (health != null) {
+            health.close();
+        }
+        cluster.close(Duration.ofSeconds(5));
+        if (dataPlanes != null) {
+            dataPlanes.close();
+        }
+        dataPlane.close();
+        observability.close();
+    }
+}
