@@ -1,6 +1,7 @@
 package dev.kolo.kernels;
 
 import java.nio.ByteBuffer;
+import java.util.Optional;
 
 /**
  * Element-wise kernels used by the collectives: reduce, scale, reduce-then-scale and
@@ -81,5 +82,13 @@ public interface Kernels {
     /** The pure-Java kernels, whatever {@link #get()} chose. */
     static Kernels java() {
         return JavaKernels.INSTANCE;
+    }
+
+    /**
+     * The native kernels, whatever {@link #get()} chose (a benchmark compares both), or empty when their library
+     * cannot load ({@link NativeKernels#unavailableCause()} says why).
+     */
+    static Optional<Kernels> nativeKernels() {
+        return NativeKernels.isAvailable() ? Optional.of(NativeBufferKernels.INSTANCE) : Optional.empty();
     }
 }

@@ -1,6 +1,5 @@
 package dev.kolo.samples.bench;
 
-import dev.kolo.checkpoint.bench.CheckpointBenchmark;
 import dev.kolo.samples.launch.KoloVersion;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,6 +1,5 @@
 package dev.kolo.samples.bench;
 
-import dev.kolo.kernels.KernelBenchmark;
 import dev.kolo.samples.launch.KoloVersion;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

@@ -1,11 +1,8 @@
-package dev.kolo.checkpoint.bench;
+package dev.kolo.samples.bench;
 
 import dev.kolo.checkpoint.CheckpointId;
 import dev.kolo.checkpoint.CheckpointState;
 import dev.kolo.checkpoint.Checkpointer;
-import dev.kolo.checkpoint.internal.format.Manifest;
-import dev.kolo.checkpoint.internal.store.FileSync;
-import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Tensor;
 import java.io.IOException;
@@ -14,7 +11,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -46,6 +46,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Ratios: {@code blocking_vs_sync} = save_blocking / save_sync (target at most 0.05);
  * {@code write_vs_plain} = plain_write / save_sync time, i.e. throughput relative to plain (target at
  * least 0.8); {@code restore_vs_plain} = plain_read / restore time (target at least 0.8).
+ *
+ * <p>Run by {@code worker.jar bench checkpoint DIR} ({@link BenchCheckpointCommand}). It uses only the checkpoint
+ * module's public API and its documented on-disk layout, as an application would; it lives here, not in the
+ * checkpoint library, so the library carries no benchmark.
  */
 public final class CheckpointBenchmark {
     /** The size of state the targets are stated for: 256 MiB. */
@@ -115,8 +119,7 @@ public final class CheckpointBenchmark {
                     if (cold) {
                         // The synchronous save's checkpoint was never mapped (a live mapping keeps pages cached).
                         CheckpointId syncId = new CheckpointId(syncStep, 0);
-                        Path data = ((LocalDirectoryStore) ckpt.stores().get(0)).pathOf(syncId)
-                                .resolve(Manifest.DATA_FILE);
+                        Path data = dataFile(ckptDir, syncId);
                         cold = dropCache(plain) && dropCache(data);
                         if (cold) {
                             prc = plainRead(plain, readBuf);
@@ -155,8 +158,39 @@ public final class CheckpointBenchmark {
                 ratio(out, json, "restore_vs_plain_cold", median.get("plain_read_cold") / median.get("restore_cold"));
             }
         } finally {
-            FileSync.deleteRecursively(work);
+            deleteRecursively(work);
         }
+    }
+
+    /**
+     * The data file of checkpoint {@code id} in the local directory {@code dir}, by the documented on-disk layout
+     * ({@code DIR/<checkpoint name>/data.bin}, checkpoint/README.md).
+     */
+    private static Path dataFile(Path dir, CheckpointId id) {
+        return dir.toAbsolutePath().normalize().resolve(id.name()).resolve("data.bin");
+    }
+
+    /** fsyncs a directory, making a deletion in it durable. */
+    private static void forceDirectory(Path dir) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        } catch (IOException e) {
+            throw new IOException("cannot fsync directory " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Deletes a file or a directory tree; missing entries are fine. Symbolic links are not followed. */
+    private static void deleteRecursively(Path p) throws IOException {
+        if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+            try (DirectoryStream<Path> s = Files.newDirectoryStream(p)) {
+                for (Path child : s) {
+                    deleteRecursively(child);
+                }
+            } catch (NoSuchFileException e) {
+                return;
+            }
+        }
+        Files.deleteIfExists(p);
     }
 
     private static CheckpointState stateOf(List<Tensor> tensors, long step) {
@@ -193,7 +227,7 @@ public final class CheckpointBenchmark {
 
     private static double plainWrite(Path file, ByteBuffer src) throws IOException {
         if (Files.deleteIfExists(file)) {
-            FileSync.forceDirectory(file.getParent()); // the deletion's journal commit is not part of the write
+            forceDirectory(file.getParent()); // the deletion's journal commit is not part of the write
         }
         long t0 = System.nanoTime();
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
@@ -285,8 +319,4 @@ public final class CheckpointBenchmark {
             out.printf(Locale.ROOT, "%-22s %8.4f%n", name, value);
         }
     }
-
-    /**
-     * {@code java -cp ... dev.kolo.checkpoint.internal.bench.CheckpointBenchmark [--json] [--bytes N] [--reps R] DIR}
-     */
 }

@@ -1,8 +1,9 @@
-package dev.kolo.kernels;
+package dev.kolo.samples.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.kernels.NativeKernels;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,10 @@
-package dev.kolo.kernels;
+package dev.kolo.samples.bench;
 
+import dev.kolo.kernels.ElementType;
+import dev.kolo.kernels.HalfFloats;
+import dev.kolo.kernels.Kernels;
+import dev.kolo.kernels.NativeKernels;
+import dev.kolo.kernels.ReductionOp;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -10,8 +15,9 @@ import java.util.Locale;
 /**
  * Bandwidth of the kernels beside a plain memory copy measured in the same run: SUM on
  * float32/float16/bfloat16 and float32 to float16/bfloat16 conversion, at 64 KiB, 1 MiB and
- * 64 MiB, for the native and the Java implementation. Called by {@code worker.jar bench kernels};
- * also runnable as a main ({@code --json}).
+ * 64 MiB, for the native and the Java implementation. Run by {@code worker.jar bench kernels}
+ * ({@link BenchKernelsCommand}); it lives here, not in the kernels library, so the library carries no
+ * benchmark.
  *
  * <p>GB/s counts bytes moved (10^9 bytes per second): two reads and one write of an operand for a
  * reduce, one read and one write for a conversion or a copy. The copy baseline is the better of
@@ -30,7 +36,6 @@ public final class KernelBenchmark {
     private KernelBenchmark() {
     }
 
-    /** Runs {@code KernelBenchmark [--json]}. */
     /**
      * Runs the benchmark and prints the results: with {@code json}, one object per line, e.g.
      * {@code {"bench":"kernels","impl":"native","op":"sum","dtype":"float32","bytes":65536,"GBps":41.2}}
@@ -51,9 +56,9 @@ public final class KernelBenchmark {
         boolean hasNative = NativeKernels.isAvailable();
         List<Kernels> impls = new ArrayList<>();
         if (hasNative) {
-            impls.add(NativeBufferKernels.INSTANCE);
+            impls.add(Kernels.nativeKernels().orElseThrow());
         }
-        impls.add(JavaKernels.INSTANCE);
+        impls.add(Kernels.java());
 
         List<Result> results = new ArrayList<>();
         for (int size : sizes) {
