@@ -31,6 +31,22 @@ class SettingsReadmeTest {
                 + "output of 'java -jar worker.jar settings'");
     }
 
+    /** The runtime's SettingsTableTest checks its own; these are every module's, as the registry holds them. */
+    @Test
+    void everySettingHasEveryPartAndADefaultItsOwnCheckAccepts() {
+        for (Setting<?> s : Settings.all()) {
+            assertTrue(!s.description().isBlank() && !s.accepted().isBlank(), s.name());
+            if (s.defaultValue() != null) {
+                s.check(cast(s.defaultValue()));
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T cast(Object o) {
+        return (T) o;
+    }
+
     @Test
     void theModulesSettingsFollowTheRuntimesInTheOrderOfTheModulesNames() {
         List<Setting<?>> all = Settings.all();
