@@ -11,7 +11,6 @@ import dev.kolo.checkpoint.internal.store.ClusterReplicaStore;
 import dev.kolo.checkpoint.internal.store.FileSync;
 import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import dev.kolo.runtime.Kolo;
-import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.internal.access.WorkerRegistry;
 import java.io.IOException;
@@ -522,7 +521,7 @@ public final class Checkpointer implements AutoCloseable {
 
         /** @return the directory named by {@code -Dkolo.checkpoint.dir} or {@code KOLO_CHECKPOINT_DIR}, if set */
         public static Optional<Path> defaultDirectory() {
-            return Settings.CHECKPOINT_DIR.fromEnvironment();
+            return CheckpointSettings.CHECKPOINT_DIR.fromEnvironment();
         }
     }
 }

@@ -7,7 +7,6 @@ import dev.kolo.checkpoint.RestoredCheckpoint;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.train.Parameter;
 import dev.kolo.runtime.train.UpdateRule;
@@ -464,7 +463,7 @@ public final class ElasticState implements AutoCloseable {
     }
 
     private static String defaultWorkerId(Kolo kolo) {
-        java.util.Optional<String> id = Settings.WORKER_ID.fromEnvironment();
+        java.util.Optional<String> id = ElasticSettings.WORKER_ID.fromEnvironment();
         if (id.isPresent()) {
             return id.get();
         }

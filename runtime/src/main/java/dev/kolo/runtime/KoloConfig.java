@@ -11,7 +11,8 @@ import java.util.Objects;
 import java.util.OptionalInt;
 
 /**
- * Immutable settings of one worker: the values of the runtime's {@link Settings}. Build with {@link #builder()},
+ * Immutable settings of one worker: the values of the runtime's {@link Settings}, each read by one typed getter
+ * (the other modules' settings are theirs to read). Build with {@link #builder()},
  * or read the {@code KOLO_*} environment variables and {@code -Dkolo.*} system properties with
  * {@link #fromEnvironment()} (a property wins over the variable of the same name: {@code KOLO_MIN_NP} is
  * {@code -Dkolo.min.np}).
@@ -105,7 +106,8 @@ public final class KoloConfig {
     static Builder builderFromSource(Setting.SettingSource s) {
         Builder b = builder();
         for (Setting<?> setting : Settings.all()) {
-            // The other modules' settings are checked here too, so that a bad one stops a worker before it joins.
+            // The other modules' settings (those on the class path) are checked here too, so that a bad one stops
+            // a worker before it joins.
             read(s, setting, b);
         }
         // The secret may also come from KOLO_JOB_SECRET_FILE; a -D secret is warned about (visible in ps).
@@ -357,7 +359,8 @@ public final class KoloConfig {
         }
 
         /**
-         * Sets any setting of {@link Settings} that {@link KoloConfig} holds; null unsets it.
+         * Sets any setting of {@link Settings} that {@link KoloConfig} holds; null unsets it. The typed setters
+         * below are one-line views of this one.
          *
          * @throws IllegalArgumentException if the value is not accepted
          */

@@ -7,10 +7,11 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
- * One setting of a Kolo worker, declared once in {@link Settings}: its environment variable, system property
- * and command-line flag, its default, what values it accepts and one line saying what it does. The builder of
- * {@link KoloConfig}, the environment reader, the worker's flags, its {@code --help} and the README's settings
- * table all come from these declarations.
+ * One setting of a Kolo worker, declared once as a {@code public static final} field of its module's settings
+ * class ({@link Settings} for the runtime, a {@link ModuleSettings} for each module above it): its environment
+ * variable, system property and command-line flag, its default, what values it accepts and one line saying what
+ * it does. The builder of {@link KoloConfig}, the environment reader, the worker's flags, its {@code --help} and
+ * the README's settings table all come from these declarations, gathered by {@link Settings#all()}.
  *
  * <p>Every value is checked where it enters: text from the environment, a property or a flag by
  * {@link #parse(String, String)}, a typed value given to a builder by {@link #check(Object)}. A rejected value
@@ -43,7 +44,18 @@ public final class Setting<T> {
         this.formatter = b.formatter;
     }
 
-    static <T> Builder<T> named(String name, Function<String, T> parser) {
+    /**
+     * Starts the declaration of a setting; {@link Builder#describe(String)} ends it.
+     *
+     * @param name the environment variable, {@code KOLO_} and capitals, e.g. {@code KOLO_CHECKPOINT_DIR}
+     * @param parser text to value; null or an {@link IllegalArgumentException} for text it does not take
+     */
+    public static <T> Builder<T> named(String name, Function<String, T> parser) {
+        if (!name.matches("KOLO_[A-Z0-9_]+")) {
+            // The property name is derived from it: kolo. plus the rest in lower case, dots for underscores.
+            throw new IllegalArgumentException("a setting's name is KOLO_ and capitals, digits or '_' (got " + name
+                    + ")");
+        }
         return new Builder<>(name, parser);
     }
 
@@ -175,7 +187,13 @@ public final class Setting<T> {
         }
     }
 
-    static final class Builder<T> {
+    /**
+     * Declares a setting. {@link #accepts} is required (every value is checked where it enters); the rest is
+     * optional: without {@link #flag} the setting has no flag, without {@link #byDefault} no default.
+     *
+     * @param <T> the type of the setting's value
+     */
+    public static final class Builder<T> {
         private final String name;
         private final Function<String, T> parser;
         private String flag;
@@ -192,34 +210,40 @@ public final class Setting<T> {
             this.parser = parser;
         }
 
-        Builder<T> flag(String f) {
+        /** The worker's flag, e.g. {@code --checkpoint-dir}; none for a secret (a command line is visible to all). */
+        public Builder<T> flag(String f) {
             this.flag = f;
             return this;
         }
 
-        Builder<T> byDefault(T value, String text) {
+        /** The value when unset (null: none, or derived elsewhere) and how the documentation states it (Markdown). */
+        public Builder<T> byDefault(T value, String text) {
             this.defaultValue = value;
             this.defaultText = text;
             return this;
         }
 
-        Builder<T> accepts(String text, Predicate<T> check) {
+        /** What the setting accepts, completing "must be ..." in messages, and the check of a parsed value. */
+        public Builder<T> accepts(String text, Predicate<T> check) {
             this.accepted = text;
             this.valid = check;
             return this;
         }
 
-        Builder<T> shownAs(Function<T, String> f) {
+        /** How a rejected typed value is shown in the message (default: {@code String.valueOf}). */
+        public Builder<T> shownAs(Function<T, String> f) {
             this.formatter = f;
             return this;
         }
 
-        Builder<T> secret() {
+        /** Marks the value secret: messages never echo it. */
+        public Builder<T> secret() {
             this.secret = true;
             return this;
         }
 
-        Setting<T> describe(String text) {
+        /** Ends the declaration with one line saying what the setting does (Markdown). */
+        public Setting<T> describe(String text) {
             this.description = text;
             Objects.requireNonNull(accepted, name);
             return new Setting<>(this);

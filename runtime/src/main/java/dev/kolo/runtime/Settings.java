@@ -10,10 +10,13 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * Every setting of a Kolo worker, of every module (runtime, kernels, checkpoint, elastic), each declared once.
- * {@link KoloConfig} holds the runtime's; the kernels are chosen from {@link #KERNELS} and {@link #KERNELS_ISA}
- * when a worker starts; the checkpoint and elastic modules read theirs with {@link Setting#fromEnvironment()}.
- * {@link KoloConfig#fromEnvironment()} checks all of them, so a bad value stops a worker before it joins.
+ * The runtime's settings, each declared once as a {@code public static final} {@link Setting} field, and the
+ * registry of every module's: {@link #all()} gathers these fields and those of each module's
+ * {@link ModuleSettings} on the class path. {@link KoloConfig} holds the runtime's; the kernels are chosen from
+ * {@link #KERNELS} and {@link #KERNELS_ISA} when a worker starts (they are declared here because the kernels module
+ * sits below the runtime, and the runtime hands them over); the other modules read theirs with
+ * {@link Setting#fromEnvironment()}. {@link KoloConfig#fromEnvironment()} checks all of them, so a bad value stops
+ * a worker before it joins.
  */
 public final class Settings {
     /** Most workers a job may have: every rank talks to every other in an agreement round. */
@@ -62,7 +65,8 @@ public final class Settings {
             .byDefault(null, "`127.0.0.1` for `local`, else this machine's address")
             .describe("address to bind and advertise");
 
-    public static final Setting<Integer> CLUSTER_PORT = port("KOLO_CLUSTER_PORT", "--cluster-port", 5701, false)
+    public static final Setting<Integer> CLUSTER_PORT = port("KOLO_CLUSTER_PORT", "--cluster-port",
+            KoloConfig.DEFAULT_CLUSTER_PORT, false)
             .describe("cluster member port (`local` moves up to the next free of "
                     + KoloConfig.LOCAL_PORT_COUNT + ")");
 
@@ -102,7 +106,8 @@ public final class Settings {
             .describe("how long the coordinator batches ready tensors while others are half-submitted");
 
     public static final Setting<Integer> CACHE_CAPACITY = Setting.named("KOLO_CACHE_CAPACITY", Integer::valueOf)
-            .flag("--cache-capacity").byDefault(65536, "65536")
+            .flag("--cache-capacity").byDefault(KoloConfig.DEFAULT_CACHE_CAPACITY,
+                    String.valueOf(KoloConfig.DEFAULT_CACHE_CAPACITY))
             .accepts("a whole number from 0 (off) to " + MAX_CACHE_CAPACITY, v -> v >= 0 && v <= MAX_CACHE_CAPACITY)
             .describe("tensor specs each generation caches (a cached tensor is agreed among the ranks over the data "
                     + "plane, without the coordinator); 0 disables the cache");
@@ -111,8 +116,8 @@ public final class Settings {
             Duration.ofSeconds(60), false).describe("log the ranks missing a tensor others submitted this long ago");
 
     public static final Setting<Duration> STALL_SHUTDOWN = seconds("KOLO_STALL_SHUTDOWN", "--stall-shutdown",
-            Duration.ofMinutes(10), true).describe("fail such a tensor on every rank after this long, naming the "
-                    + "missing ranks (a rank that submits it later fails at once); 0 waits for ever");
+            KoloConfig.DEFAULT_STALL_SHUTDOWN, true).describe("fail such a tensor on every rank after this long, "
+                    + "naming the missing ranks (a rank that submits it later fails at once); 0 waits for ever");
 
     public static final Setting<Duration> ELASTIC_TIMEOUT = seconds("KOLO_ELASTIC_TIMEOUT", "--elastic-timeout",
             Duration.ofSeconds(600), false).describe("how long an elastic job waits for enough workers to form a "
@@ -156,31 +161,24 @@ public final class Settings {
             "avx2", "avx512").byDefault(null, "the best this CPU has")
             .describe("highest instruction set the native kernels use");
 
-    public static final Setting<Path> CHECKPOINT_DIR = Setting.named("KOLO_CHECKPOINT_DIR", Path::of)
-            .flag("--checkpoint-dir").accepts("a directory path", v -> true)
-            .describe("where checkpoints are written and a restarted job resumes from");
-
-    public static final Setting<String> WORKER_ID = text("KOLO_WORKER_ID", "--worker-id", "a non-blank name")
-            .byDefault(null, "the pod name on `kubernetes`, else host:pid")
-            .describe("stable identity of this worker across restarts (an elastic job blacklists by it)");
-
-    private static final List<Setting<?>> ALL = List.of(JOB, NP, MIN_NP, MAX_NP, DISCOVERY, MEMBERS, SERVICE_DNS,
-            HOST, CLUSTER_PORT, DATA_PORT, METRICS_PORT, RENDEZVOUS_TIMEOUT, HEARTBEAT_TIMEOUT, OP_TIMEOUT, RANK_HINT,
-            FUSION_THRESHOLD, CYCLE_TIME, CACHE_CAPACITY, STALL_WARNING, STALL_SHUTDOWN, ELASTIC_TIMEOUT, TIMELINE,
-            JOB_SECRET, JOB_SECRET_FILE, INSECURE, TLS_CERT, TLS_KEY, TLS_CA, KERNELS, KERNELS_ISA, CHECKPOINT_DIR, WORKER_ID);
-
     private Settings() {
     }
 
-    /** @return every setting, in the order of the documentation */
+    /**
+     * @return every setting: the runtime's, then each module's on the class path (in the order of the modules'
+     *         names), each in the order of its declaration; this is the order of the documentation
+     */
     public static List<Setting<?>> all() {
-        return ALL;
+        return SettingRegistry.all();
     }
 
-    /** @return the settings as the README's Markdown table: variable, flag, default, accepted values, meaning */
+    /**
+     * @return every setting of {@link #all()} as the README's Markdown table: variable, flag, default, accepted
+     *         values, meaning
+     */
     public static String markdownTable() {
         StringBuilder sb = new StringBuilder("| variable | flag | default | accepts | meaning |\n|---|---|---|---|---|\n");
-        for (Setting<?> s : ALL) {
+        for (Setting<?> s : all()) {
             sb.append("| `").append(s.name()).append("` | ").append(s.flag().map(f -> "`" + f + "`").orElse(""))
                     .append(" | ").append(cell(s.defaultText())).append(" | ").append(cell(s.accepted()))
                     .append(" | ").append(cell(s.description())).append(" |\n");

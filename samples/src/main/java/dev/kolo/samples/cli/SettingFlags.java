@@ -9,9 +9,10 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * The worker's flags, one per setting of {@link Settings} that has one, with their help text from the same
- * declarations. A flag wins over the setting's property and variable: it is checked, then set as the property,
- * so that every module (runtime, kernels, checkpoint, elastic) reads it as it reads the environment.
+ * The worker's flags, one per setting of the registry ({@link Settings#all()}: every module's) that has one,
+ * with their help text from the same declarations. A flag wins over the setting's property and variable: it is
+ * checked, then set as the property, so that every module (runtime, kernels, checkpoint, elastic) reads it as it
+ * reads the environment.
  */
 final class SettingFlags {
     private SettingFlags() {

@@ -1,11 +1,11 @@
 package dev.kolo.samples.cli;
 
+import dev.kolo.checkpoint.CheckpointSettings;
 import dev.kolo.elastic.ElasticJobFailedException;
 import dev.kolo.elastic.WorkerLeftException;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
-import dev.kolo.runtime.Settings;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.ParentWatch;
 import dev.kolo.samples.mnist.TrainingJob;
@@ -37,7 +37,7 @@ final class WorkerCommand implements Callable<Integer> {
     public Integer call() {
         SettingFlags.apply(spec);
         KoloConfig config = KoloConfig.fromEnvironment();
-        TrainingJob job = training.toJob(Settings.CHECKPOINT_DIR.fromEnvironment().orElse(null));
+        TrainingJob job = training.toJob(CheckpointSettings.CHECKPOINT_DIR.fromEnvironment().orElse(null));
         job.checkData(); // before joining: a missing data set is one line, not a failed job
         job.loadData();
         ParentWatch.startIfLaunched();

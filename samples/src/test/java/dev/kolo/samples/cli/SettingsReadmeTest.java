@@ -1,0 +1,56 @@
+package dev.kolo.samples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.kolo.checkpoint.CheckpointSettings;
+import dev.kolo.elastic.ElasticSettings;
+import dev.kolo.runtime.Setting;
+import dev.kolo.runtime.Settings;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's settings table is the whole registry, every module's settings included, as
+ * {@code worker.jar settings} prints it. Here, unlike in the runtime, every module is on the class path.
+ */
+class SettingsReadmeTest {
+    private static final String START = "<!-- settings: generated";
+    private static final String END = "<!-- end of settings -->";
+
+    @Test
+    void theReadmeTableIsTheRegistry() throws Exception {
+        String readme = Files.readString(Path.of("..", "README.md"));
+        int start = readme.indexOf(START);
+        int end = readme.indexOf(END);
+        assertTrue(start >= 0 && end > start, "README.md marks its settings table with " + START + " and " + END);
+        String table = readme.substring(readme.indexOf('\n', start) + 1, end);
+        assertEquals(Settings.markdownTable(), table, "README's settings table differs from the registry: paste the "
+                + "output of 'java -jar worker.jar settings'");
+    }
+
+    /** The runtime's SettingsTableTest checks its own; these are every module's, as the registry holds them. */
+    @Test
+    void everySettingHasEveryPartAndADefaultItsOwnCheckAccepts() {
+        for (Setting<?> s : Settings.all()) {
+            assertTrue(!s.description().isBlank() && !s.accepted().isBlank(), s.name());
+            if (s.defaultValue() != null) {
+                s.check(cast(s.defaultValue()));
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T cast(Object o) {
+        return (T) o;
+    }
+
+    @Test
+    void theModulesSettingsFollowTheRuntimesInTheOrderOfTheModulesNames() {
+        List<Setting<?>> all = Settings.all();
+        assertEquals(List.of(CheckpointSettings.CHECKPOINT_DIR, ElasticSettings.WORKER_ID),
+                all.subList(all.size() - 2, all.size()));
+    }
+}
