@@ -85,6 +85,13 @@ class ArchitectureTest {
     }
 
     @Test
+    void theRankSideDoesNotReachIntoTheCoordinatorsPackage() {
+        noClasses().that().resideInAPackage(INTERNAL + ".engine..")
+                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".negotiation..", INTERNAL + ".cluster..")
+                .check(RUNTIME);
+    }
+
+    @Test
     void theControlWireDependsOnNoOtherInternalPackage() {
         noClasses().that().resideInAPackage(INTERNAL + ".control..")
                 .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".dataplane..",

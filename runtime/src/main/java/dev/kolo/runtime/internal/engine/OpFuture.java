@@ -9,7 +9,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The future of a submitted op. A thread that waits on it ({@link #join}, {@link #get}) drives the rank's
- * collective engine meanwhile (see {@link CollectiveClient}), as a blocking call does: no thread has to be
+ * collective engine meanwhile (see {@link EngineDriver}), as a blocking call does: no thread has to be
  * woken to hand it the result. Stages derived from it are plain {@link CompletableFuture}s.
  */
 final class OpFuture extends CompletableFuture<Tensor> {

@@ -5,6 +5,7 @@ import dev.kolo.runtime.internal.control.ControlMessage.ErrorKind;
 import dev.kolo.runtime.internal.control.ControlMessage.JoinResponse;
 import dev.kolo.runtime.internal.control.ControlMessage.OpResponse;
 import dev.kolo.runtime.internal.control.ControlMessage.ResponseEntry;
+import dev.kolo.runtime.internal.control.FusionPlan;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
 import java.util.ArrayList;

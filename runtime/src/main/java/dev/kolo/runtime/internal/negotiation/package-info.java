@@ -1,5 +1,6 @@
 /**
  * The coordinator side of an op: which tensors are ready on every rank, validation of what ranks
- * submitted, and the fusion plan that turns ready tensors into batches (shared with the rank side).
+ * submitted, and the batches it answers with (fused by {@code control.FusionPlan}, the rule the rank side
+ * applies too).
  */
 package dev.kolo.runtime.internal.negotiation;

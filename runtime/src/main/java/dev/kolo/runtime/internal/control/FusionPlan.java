@@ -1,9 +1,7 @@
-package dev.kolo.runtime.internal.negotiation;
+package dev.kolo.runtime.internal.control;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.control.OpSpec;
-import dev.kolo.runtime.internal.control.OpType;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,0 +1,201 @@
+package dev.kolo.runtime.internal.engine;
+
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Tensor;
+import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.internal.control.FusionPlan;
+import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.observability.KoloMetrics;
+import dev.kolo.runtime.internal.observability.Observability;
+import dev.kolo.runtime.internal.observability.Timeline;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs what the ranks agreed on and completes its ops: a small allreduce from the round's own bytes
+ * ({@link EagerReduction}), batches on the data plane ({@link CollectiveOps}), fused by the same
+ * {@link FusionPlan} rule the coordinator applies; records each op's phases in the metrics and the timeline. A
+ * failure on the data plane fails the batch; a lost worker, a bug or a broken installation ends the generation
+ * too, so that no rank is left waiting.
+ */
+final class BatchExecutor {
+    private static final Logger LOG = LoggerFactory.getLogger(BatchExecutor.class);
+
+    private final RankGeneration generation;
+    private final int size;
+    private final RankGeneration.Completion completion;
+    private final Observability observability;
+    private final long fusionThreshold;
+    private final CollectiveOps ops;
+    private final EagerReduction eager;
+
+    BatchExecutor(RankGeneration generation, RankGeneration.Completion completion, Observability observability,
+                  long fusionThreshold, CollectiveOps ops, EagerReduction eager) {
+        this.generation = generation;
+        this.size = generation.size;
+        this.completion = completion;
+        this.observability = observability;
+        this.fusionThreshold = fusionThreshold;
+        this.ops = ops;
+        this.eager = eager;
+    }
+
+    /** Completes a small allreduce whose data every rank sent in the round: rank r's is {@code vectors[r]}. */
+    void reduceEager(PendingOp op, ByteBuffer[] vectors, int[] offsets, long agreedAt) {
+        long started = System.nanoTime();
+        Tensor result = op.output != null ? op.output : Tensor.allocate(op.spec.dtype, op.spec.shape);
+        eager.reduce(op.spec, vectors, offsets, result.data());
+        recordEager(op, agreedAt, started);
+        completion.finish(op, result, null);
+    }
+
+    /** Runs agreed cached ops on the data plane, fused where they fit. @return false if the generation ended */
+    boolean runFused(List<PendingOp> agreed, long agreedAt) {
+        List<OpSpec> agreedSpecs = new ArrayList<>(agreed.size());
+        for (PendingOp op : agreed) {
+            agreedSpecs.add(op.spec);
+        }
+        for (int[] batch : FusionPlan.batches(agreedSpecs, fusionThreshold)) {
+            List<OpSpec> specs = new ArrayList<>(batch.length);
+            List<long[]> perRank = new ArrayList<>(batch.length);
+            List<Tensor> inputs = new ArrayList<>(batch.length);
+            List<Tensor> outputs = new ArrayList<>(batch.length);
+            List<PendingOp> batchOps = new ArrayList<>(batch.length);
+            for (int i : batch) {
+                PendingOp op = agreed.get(i);
+                specs.add(op.spec);
+                perRank.add(perRankOfCached(op.spec));
+                inputs.add(op.input);
+                outputs.add(op.output);
+                batchOps.add(op);
+            }
+            if (!run(specs.get(0).type, batchOps, specs, perRank, inputs, outputs, agreedAt)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A job of one: every op runs at once, alone. */
+    void runLocally(PendingOp op) {
+        long[] perRank = op.spec.type == OpType.ALLGATHER || op.spec.type == OpType.ALLTOALL
+                ? new long[] {op.spec.rows()} : new long[0];
+        List<Tensor> outputs = new ArrayList<>(1);
+        outputs.add(op.output);
+        List<PendingOp> batch = new ArrayList<>(1);
+        batch.add(op);
+        run(op.spec.type, batch, List.of(op.spec), List.of(perRank), List.of(op.input), outputs, op.submitNanos);
+    }
+
+    /**
+     * Runs one batch on the data plane and completes its ops.
+     *
+     * @param batch the ops, null for an entry a joined rank contributes zeros to
+     * @return false if the generation ended
+     */
+    boolean run(OpType type, List<PendingOp> batch, List<OpSpec> specs, List<long[]> perRank,
+                List<Tensor> inputs, List<Tensor> outputs, long agreedAt) {
+        long started = System.nanoTime();
+        List<Tensor> results;
+        try {
+            results = ops.run(type, specs, perRank, inputs, outputs);
+        } catch (KoloException e) {
+            if (e instanceof WorkerLostException) {
+                completion.abort(generation, e);
+            }
+            batch.forEach(op -> completion.finish(op, null, e));
+            return !(e instanceof WorkerLostException);
+        } catch (RuntimeException | Error e) {
+            // A bug or a broken installation must not leave ranks waiting: fail this op and the generation.
+            LOG.error("{} failed on this rank", type.label(), e);
+            KoloException wrapped = new KoloException(type.label() + " failed on this rank: " + e, e);
+            batch.forEach(op -> completion.finish(op, null, wrapped));
+            completion.abort(generation, wrapped);
+            return false;
+        }
+        record(type, batch, agreedAt, started);
+        for (int i = 0; i < batch.size(); i++) {
+            completion.finish(batch.get(i), results.get(i), null);
+        }
+        return true;
+    }
+
+    /** Per-rank counts of a cached op: every rank's spec is the cached one, so an allgather's rows are equal. */
+    private long[] perRankOfCached(OpSpec spec) {
+        if (spec.type != OpType.ALLGATHER) {
+            return new long[0];
+        }
+        long[] rows = new long[size];
+        Arrays.fill(rows, spec.rows());
+        return rows;
+    }
+
+    // ---------------------------------------------------------------- observability
+
+    private void record(OpType type, List<PendingOp> batch, long agreedAt, long started) {
+        CollectiveOps.Phases p = ops.phases;
+        long now = System.nanoTime();
+        KoloMetrics metrics = observability.metrics;
+        metrics.traffic(type, p.sentBytes, p.receivedBytes);
+        if (type == OpType.ALLREDUCE) {
+            metrics.fused(batch.size());
+        }
+        Timeline timeline = observability.timeline();
+        for (PendingOp op : batch) {
+            if (op == null) {
+                continue; // a joined rank's zeros
+            }
+            metrics.negotiated(agreedAt - op.submitNanos);
+            metrics.collective(type, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
+            if (timeline.enabled()) {
+                String name = op.spec.name;
+                timeline.span(name, "NEGOTIATE_" + type.name(), op.submitNanos, agreedAt);
+                timeline.span(name, "QUEUE", agreedAt, started);
+                if (p.copyInStart >= 0) {
+                    timeline.span(name, "MEMCPY_IN_FUSION_BUFFER", p.copyInStart, p.copyInEnd);
+                }
+                if (p.splitNanos >= 0) {
+                    timeline.span(name, "REDUCE_SCATTER", p.opStart, p.splitNanos);
+                    timeline.span(name, "ALLGATHER", p.splitNanos, p.opEnd);
+                } else {
+                    timeline.span(name, phaseName(type), p.opStart, p.opEnd);
+                }
+                if (p.copyOutStart >= 0) {
+                    timeline.span(name, "MEMCPY_OUT_FUSION_BUFFER", p.copyOutStart, p.copyOutEnd);
+                }
+            }
+        }
+    }
+
+    private void recordEager(PendingOp op, long agreedAt, long started) {
+        long now = System.nanoTime();
+        KoloMetrics metrics = observability.metrics;
+        metrics.eager();
+        metrics.negotiated(agreedAt - op.submitNanos);
+        metrics.collective(OpType.ALLREDUCE, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
+        Timeline timeline = observability.timeline();
+        if (timeline.enabled()) {
+            timeline.span(op.spec.name, "ROUND_ALLREDUCE", op.submitNanos, agreedAt);
+            timeline.span(op.spec.name, "REDUCE_LOCALLY", started, now);
+        }
+    }
+
+    /** The data-plane phase of an op that has no reduce-scatter/allgather split. */
+    private String phaseName(OpType type) {
+        if (size == 1) {
+            return type.name() + "_LOCAL";
+        }
+        switch (type) {
+            case ALLREDUCE: return "DIRECT_ALLREDUCE"; // small buffers: one exchange, no ring phases
+            case ALLGATHER: return "ALLGATHER";
+            case BROADCAST: return "BROADCAST";
+            case REDUCESCATTER: return "REDUCE_SCATTER";
+            default: return "ALLTOALL";
+        }
+    }
+}

@@ -1,0 +1,262 @@
+package dev.kolo.runtime.internal.engine;
+
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.KoloInterruptedException;
+import dev.kolo.runtime.Tensor;
+import dev.kolo.runtime.internal.collectives.DataPlane;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Who drives the {@link Engine}, and how the others wait. A caller blocked on its own op drives the engine
+ * itself until the op is done ({@link #drive}), so a blocking collective costs no hand-off between threads
+ * (each one a park and a wake-up, tens of microseconds); the {@link CollectiveThread} drives whenever no caller
+ * does. An owner with nothing to do polls its peers briefly (they usually answer within microseconds), then
+ * parks in the data plane's selector; a caller that finds the engine taken parks until it is let go
+ * ({@link #release}) or its op is done; whoever queues work wakes the thread that waits ({@link #wake}).
+ *
+ * <p>Ops finished under the lock are completed once it is let go ({@link #complete}): a completion callback
+ * then never runs inside the engine, so it may call a blocking collective, which drives the engine itself (a
+ * callback run under the lock would wait for an engine that nothing can drive).
+ */
+final class EngineDriver {
+    private static final Logger LOG = LoggerFactory.getLogger(EngineDriver.class);
+    /** Longest single park: every deadline is computed, this only bounds the cost of a missed wake-up. */
+    static final long MAX_PARK_NANOS = 50_000_000;
+    /**
+     * How long a caller polls for the engine lock (the collective thread holds it for a round, typically tens of
+     * microseconds) before it parks until the lock is free or its op is done.
+     */
+    private static final long LOCK_POLL_NANOS = 500_000;
+    /** An interrupted waiter's message: the op is not withdrawn, since the other ranks may be running it. */
+    static final String INTERRUPTED = "interrupted while waiting for a collective; the op stays submitted and runs "
+            + "once every rank has submitted it, its result on this rank discarded";
+
+    private final Engine engine;
+    private final RankGeneration.Completion completion;
+    private CollectiveThread collective;
+    /** Callers inside {@link #drive}: while there are any, the collective thread leaves the engine to them. */
+    final AtomicInteger callers = new AtomicInteger();
+    /** Callers parked until the engine is free to drive again (or their op completes). */
+    private final Set<Thread> parkedCallers = ConcurrentHashMap.newKeySet();
+    /** The thread that holds the lock and is blocked waiting for peers or work, if any. */
+    private volatile Thread ownerWaiting;
+    /** When the lock holder last saw its next deadline: the collective thread's idle wait ends by then. */
+    volatile long engineDeadline = Long.MAX_VALUE;
+    /** When the lock holder last looked, this rank had something to tell its peers or waited for them. */
+    volatile boolean engineBusy;
+    /** Ops finished while the engine lock was held, whose futures are completed once it is let go. */
+    private final ConcurrentLinkedQueue<PendingOp> finished = new ConcurrentLinkedQueue<>();
+
+    EngineDriver(Engine engine, RankGeneration.Completion completion) {
+        this.engine = engine;
+        this.completion = completion;
+    }
+
+    /** The collective thread, woken when work is left for it; set before it starts. */
+    void collective(CollectiveThread collective) {
+        this.collective = collective;
+    }
+
+    // ---------------------------------------------------------------- callers
+
+    /**
+     * Waits until {@code f} is done, driving the engine meanwhile when no other thread does.
+     *
+     * @throws Deadlines.KoloTimeout past the System.nanoTime() {@code deadline}
+     */
+    void drive(CompletableFuture<?> f, long deadline) {
+        if (engine.lock.isHeldByCurrentThread() && !f.isDone()) {
+            // Only a future completed by the engine itself (not an op's) can get here: nothing could drive it.
+            throw new KoloException("a blocking Kolo call was made inside Kolo's collective engine, which would "
+                    + "wait for ever; use the asynchronous form and chain it (thenCompose), or run the callback "
+                    + "elsewhere (thenApplyAsync)");
+        }
+        if (!f.isDone()) {
+            Thread me = Thread.currentThread();
+            boolean unparkOnDone = false;
+            callers.incrementAndGet();
+            try {
+                long lockPollUntil = System.nanoTime() + LOCK_POLL_NANOS;
+                while (!f.isDone()) {
+                    if (me.isInterrupted()) {
+                        // Every wait below would return at once (park, select): leave instead of spinning.
+                        throw new KoloInterruptedException(INTERRUPTED);
+                    }
+                    long now = System.nanoTime();
+                    if (now - deadline >= 0) {
+                        throw new Deadlines.KoloTimeout();
+                    }
+                    if (engine.canDrive() && engine.lock.tryLock()) {
+                        try {
+                            driveLocked(f, deadline);
+                        } finally {
+                            release();
+                        }
+                    } else if (now - lockPollUntil < 0) {
+                        Thread.yield(); // the holder may need this core to finish
+                    } else {
+                        // Another thread drives: its op may complete ours, or it lets go of the engine first.
+                        if (!unparkOnDone) {
+                            f.whenComplete((r, e) -> LockSupport.unpark(me));
+                            unparkOnDone = true;
+                        }
+                        parkedCallers.add(me);
+                        try {
+                            if (!f.isDone() && (engine.lock.isLocked() || !engine.canDrive())) {
+                                LockSupport.parkNanos(Math.min(deadline - now, MAX_PARK_NANOS));
+                            }
+                        } finally {
+                            parkedCallers.remove(me);
+                        }
+                    }
+                }
+            } finally {
+                callers.decrementAndGet();
+            }
+        }
+    }
+
+    /**
+     * A caller drives until its op is done or the engine needs the collective thread (a data plane to open). A
+     * bug must not escape into the caller's collective call and leave the other ranks waiting: it ends the
+     * generation, as on the collective thread.
+     */
+    private void driveLocked(CompletableFuture<?> f, long deadline) {
+        boolean peer = false;
+        long lastWork = System.nanoTime();
+        // Ops finished meanwhile (perhaps f's) are delivered once the lock is let go.
+        // An interrupted caller stops between steps (a round or op in progress ends first: the peers are in it
+        // too), and drive() reports the interrupt; the collective thread drives the op on from there.
+        Thread me = Thread.currentThread();
+        while (!f.isDone() && engine.canDrive() && finished.isEmpty() && !me.isInterrupted()) {
+            long now = System.nanoTime();
+            if (now - deadline >= 0) {
+                break;
+            }
+            try {
+                if (engine.step(peer)) {
+                    peer = false;
+                    lastWork = System.nanoTime();
+                    continue;
+                }
+            } catch (RuntimeException | Error e) {
+                LOG.error("collective engine: unexpected failure on a caller's thread; aborting the generation", e);
+                completion.abort(engine.current,
+                        new KoloException("internal error in the collective engine: " + e, e));
+                continue;
+            }
+            peer = ownerWait(deadline, lastWork);
+        }
+    }
+
+    /**
+     * The owner has nothing to do: it polls its peers for a while after the last work (their round message
+     * is usually microseconds away), then parks in the data plane's selector until a peer sends, work is
+     * queued, the next deadline or {@code deadline}. @return whether a peer has started something
+     */
+    private boolean ownerWait(long deadline, long lastWork) {
+        RankGeneration g = engine.current;
+        DataPlane dp = Engine.ringOf(g);
+        long now = System.nanoTime();
+        long until = Math.min(deadline, g == null ? Long.MAX_VALUE : g.nextDeadline());
+        try {
+            if (dp != null && now - lastWork < engine.pollNanos()) {
+                boolean peer = dp.awaitPeer(0);
+                if (!peer) {
+                    engine.poll();
+                }
+                return peer;
+            }
+            ownerWaiting = Thread.currentThread();
+            try {
+                if (engine.hasQueued()) {
+                    return false;
+                }
+                long nanos = Math.max(1000, Math.min(until - now, MAX_PARK_NANOS));
+                if (dp != null) {
+                    return dp.awaitPeer(nanos);
+                }
+                LockSupport.parkNanos(nanos);
+                return false;
+            } finally {
+                ownerWaiting = null;
+            }
+        } catch (KoloException e) {
+            completion.abort(g, e);
+            return false;
+        }
+    }
+
+    // ---------------------------------------------------------------- any thread
+
+    /**
+     * Releases the engine lock and wakes whoever waits for it: parked callers (one of them drives next), and the
+     * collective thread if it parked while the lock was held and work is left for it. Without work it resumes
+     * watching the peers by itself within {@link CollectiveThread#COLLECTIVE_PARK_NANOS}: waking it after every
+     * blocking op would put a thread switch beside every op on a machine whose cores the ranks share. Then
+     * completes the ops finished under the lock, on this thread.
+     */
+    void release() {
+        RankGeneration g = engine.current;
+        engineDeadline = g == null ? Long.MAX_VALUE : g.nextDeadline();
+        engineBusy = g != null && g.busy();
+        boolean work = engine.hasQueued() || engineBusy || !engine.isOpened(g);
+        engine.lock.unlock();
+        for (Thread t : parkedCallers) {
+            LockSupport.unpark(t);
+        }
+        if (work) {
+            collective.wakeIfParked();
+        }
+        deliver();
+    }
+
+    /** Something was queued: make sure a thread that owns or idles on the engine sees it. */
+    void wake() {
+        RankGeneration g = engine.current;
+        DataPlane dp = g == null ? null : g.dataPlane;
+        collective.wakeIfIdle(dp);
+        Thread owner = ownerWaiting;
+        if (owner != null) {
+            if (dp != null) {
+                dp.wakeup();
+            }
+            LockSupport.unpark(owner);
+        }
+    }
+
+    /** Completes {@code op} at once, or, on the thread that holds the engine, once it lets go. */
+    void complete(PendingOp op, Tensor result, Throwable error) {
+        if (engine.lock.isHeldByCurrentThread()) {
+            op.result = result;
+            op.error = error;
+            finished.add(op);
+        } else if (error != null) {
+            op.future.completeExceptionally(error);
+        } else {
+            op.future.complete(result);
+        }
+    }
+
+    /**
+     * Completes the futures of ops finished under the lock, on this thread, which no longer holds it: their
+     * callbacks run here (a callback may itself drive the engine, and deliver what its own ops finished).
+     */
+    private void deliver() {
+        for (PendingOp op; (op = finished.poll()) != null; ) {
+            Throwable error = op.error;
+            if (error != null) {
+                op.future.completeExceptionally(error);
+            } else {
+                op.future.complete(op.result);
+            }
+        }
+    }
+}
