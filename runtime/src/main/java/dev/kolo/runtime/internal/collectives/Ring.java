@@ -73,10 +73,10 @@ public final class Ring implements DataPlane {
         Link left = links.left();
         Link right = links.right();
         int size = transport.size;
-        BlockRingSchedule blocks = new BlockRingSchedule(size, transport.rank, reducer, transport.staging);
-        this.allreduce = new RingAllreduce(transport, left, right, blocks, reducer, chunkBytes);
-        this.reducescatter = new RingReduceScatter(transport, left, right, blocks, reducer, chunkBytes);
-        this.allgather = new RingAllgather(transport, left, right, blocks, chunkBytes);
+        RingContext ring = new RingContext(transport, left, right, reducer, chunkBytes);
+        this.allreduce = new RingAllreduce(ring);
+        this.reducescatter = new RingReduceScatter(ring);
+        this.allgather = new RingAllgather(ring);
         this.broadcast = new ChainBroadcast(transport, left, right, chunkBytes);
         this.alltoall = new PairwiseAlltoall(transport, chunkBytes);
         this.direct = new DirectAllreduce(transport, reducer);

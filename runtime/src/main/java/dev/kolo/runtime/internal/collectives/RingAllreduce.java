@@ -2,9 +2,7 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Schedule;
-import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 
 /**
@@ -14,23 +12,12 @@ import java.nio.ByteBuffer;
  * tensors' buffers one after the other (a fused allreduce without a fusion buffer).
  */
 final class RingAllreduce {
-    private final Transport transport;
-    private final Link left;
-    private final Link right;
-    private final BlockRingSchedule schedule;
-    private final Reducer reducer;
-    private final int chunkBytes;
+    private final RingContext ring;
     private final ContiguousRegion contiguous = new ContiguousRegion();
     private final SegmentedRegion segmented = new SegmentedRegion();
 
-    RingAllreduce(Transport transport, Link left, Link right, BlockRingSchedule schedule, Reducer reducer,
-            int chunkBytes) {
-        this.transport = transport;
-        this.left = left;
-        this.right = right;
-        this.schedule = schedule;
-        this.reducer = reducer;
-        this.chunkBytes = chunkBytes;
+    RingAllreduce(RingContext ring) {
+        this.ring = ring;
     }
 
     void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
@@ -55,22 +42,22 @@ final class RingAllreduce {
 
     private void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
             double postscale) {
-        int size = transport.size;
+        int size = ring.transport.size;
         int esize = dtype.byteSize();
         if (prescale != 1.0) {
-            region.scale(reducer, dtype, offset, offset + count * esize, prescale);
+            region.scale(ring.reducer, dtype, offset, offset + count * esize, prescale);
         }
         double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
-        int[] bounds = schedule.bounds;
+        int[] bounds = ring.schedule.bounds;
         for (int b = 0; b <= size; b++) {
             bounds[b] = offset + (int) Schedule.split(count, size, b) * esize;
         }
-        schedule.configure(region, 1, true, true, dtype, esize, op, finalScale, chunkBytes);
-        transport.run(schedule, right, left, seq);
+        ring.schedule.configure(region, 1, true, true, dtype, esize, op, finalScale, ring.chunkBytes);
+        ring.transport.run(ring.schedule, ring.right, ring.left, seq);
     }
 
     /** When the last run's reduce-scatter phase ended (its allgather began), System.nanoTime. */
     long reduceScatterEndNanos() {
-        return schedule.reduceScatterEndNanos;
+        return ring.schedule.reduceScatterEndNanos;
     }
 }
