@@ -1,5 +1,6 @@
 package dev.kolo.samples.cli;
 
+import dev.kolo.samples.bench.BenchAllocCommand;
 import dev.kolo.samples.bench.BenchAllreduceCommand;
 import dev.kolo.samples.bench.BenchCheckpointCommand;
 import dev.kolo.samples.bench.BenchElasticCommand;
@@ -17,7 +18,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true, versionProvider = KoloVersion.class,
         subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
                 BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class,
-                BenchCheckpointCommand.class, BenchJitterCommand.class})
+                BenchCheckpointCommand.class, BenchJitterCommand.class, BenchAllocCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -25,6 +26,7 @@ final class BenchCommand implements Runnable {
     @Override
     public void run() {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos, checkpoint or jitter");
+                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos, checkpoint, jitter "
+                        + "or alloc");
     }
 }
