@@ -3,31 +3,17 @@ package dev.kolo.checkpoint;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kolo.checkpoint.internal.AsyncSaver;
 import dev.kolo.checkpoint.internal.CheckpointMetrics;
-import dev.kolo.checkpoint.internal.Retention;
-import dev.kolo.checkpoint.internal.format.CheckpointReader;
-import dev.kolo.checkpoint.internal.format.Manifest;
-import dev.kolo.checkpoint.internal.format.TensorEntry;
 import dev.kolo.checkpoint.internal.store.ClusterReplicaStore;
-import dev.kolo.checkpoint.internal.store.FileSync;
-import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
 import dev.kolo.runtime.Kolo;
-import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.internal.access.WorkerRegistry;
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Saves and restores checkpoints of a training job: durable, atomic, verified and asynchronous, to a
@@ -56,36 +42,29 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #restoreLatest} verifies the manifest and every tensor's CRC32C, and falls back to the newest
  * checkpoint that verifies, reporting each one it skipped. Thread-safe.
+ *
+ * <p>This class is the API and drives the save; the stores and their writing are {@link CheckpointStores},
+ * the restore is {@link CheckpointRestorer}.
  */
 public final class Checkpointer implements AutoCloseable {
-    private static final Logger LOG = LoggerFactory.getLogger(Checkpointer.class);
-
     private final String job;
     private final boolean writer;
     private final InFlightPolicy policy;
     private final Duration saveTimeout;
-    private final boolean copyOnRestore;
-    /** Stores in write order: the durable ones first. */
-    private final List<CheckpointStore> stores;
-    /** Stores in restore preference order for equal ids: the in-memory replica first. */
-    private final List<CheckpointStore> readOrder;
-    /** How many checkpoints each store of {@link #stores} keeps, by index. */
-    private final List<Integer> keep;
+    private final CheckpointStores stores;
+    private final CheckpointRestorer restorer;
     private final AsyncSaver saver;
     private final CheckpointMetrics metrics;
 
-    private Checkpointer(Builder b, List<CheckpointStore> stores, List<CheckpointStore> readOrder,
-            List<Integer> keep) {
+    private Checkpointer(Builder b, CheckpointStores stores) {
         this.job = b.job;
         this.writer = b.writer;
         this.policy = b.policy;
         this.saveTimeout = b.saveTimeout;
-        this.copyOnRestore = b.copyOnRestore;
-        this.stores = List.copyOf(stores);
-        this.readOrder = List.copyOf(readOrder);
-        this.keep = List.copyOf(keep);
+        this.stores = stores;
         this.saver = new AsyncSaver("kolo-checkpoint-writer-" + job, saveTimeout);
         this.metrics = b.registry == null ? CheckpointMetrics.NONE : new CheckpointMetrics(b.registry);
+        this.restorer = new CheckpointRestorer(stores.readOrder, b.copyOnRestore, metrics);
     }
 
     /** @return a builder; a directory, a replica or a store must be given (or {@code KOLO_CHECKPOINT_DIR} set) */
@@ -111,7 +90,7 @@ public final class Checkpointer implements AutoCloseable {
         }
         CheckpointId id = state.id();
         CompletableFuture<SaveResult> f = saver.save(state, policy, staged -> CheckpointImage.of(state, job, staged),
-                        this::writeAll, () -> retain(id))
+                        stores::writeAll, () -> stores.retain(id))
                 .orElseGet(() -> CompletableFuture.completedFuture(
                         SaveResult.skipped(SaveResult.Status.SKIPPED_IN_FLIGHT, id)));
         return f.whenComplete((r, e) -> {
@@ -140,14 +119,14 @@ public final class Checkpointer implements AutoCloseable {
             long start = System.nanoTime();
             CheckpointImage image = CheckpointImage.ofTensors(state, job);
             try {
-                SaveResult r = writeAll(image, start, System.nanoTime() - start);
+                SaveResult r = stores.writeAll(image, start, System.nanoTime() - start);
                 metrics.saved(r);
                 return r;
             } catch (RuntimeException e) {
                 metrics.saveFailed();
                 throw e;
             } finally {
-                saver.background(() -> retain(state.id()));
+                saver.background(() -> stores.retain(state.id()));
             }
         }
     }
@@ -173,49 +152,7 @@ public final class Checkpointer implements AutoCloseable {
      * {@code id -> id.generation() <= current}, to ignore a fenced writer's).
      */
     public Optional<RestoredCheckpoint> restoreLatest(Predicate<CheckpointId> accept) {
-        List<String> skipped = new ArrayList<>();
-        List<Candidate> candidates = new ArrayList<>();
-        for (int s = 0; s < readOrder.size(); s++) {
-            CheckpointStore store = readOrder.get(s);
-            try {
-                for (CheckpointId id : store.list()) {
-                    if (accept.test(id)) {
-                        candidates.add(new Candidate(id, s, store));
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                String line = "cannot list " + store.describe() + ": " + FileSync.reason(e);
-                LOG.warn("{}", line);
-                skipped.add(line);
-            }
-        }
-        candidates.sort(Comparator.comparing(Candidate::id).reversed().thenComparingInt(Candidate::order));
-        for (Candidate c : candidates) {
-            try {
-                long start = System.nanoTime();
-                RestoredCheckpoint r = read(c.store(), c.id(), skipped);
-                metrics.restored(Duration.ofNanos(System.nanoTime() - start), r.state().tensorBytes());
-                if (!skipped.isEmpty()) {
-                    LOG.warn("restored {} from {} after skipping {} newer: {}", c.id(), r.location(), skipped.size(),
-                            skipped);
-                } else {
-                    LOG.info("restored {} from {}", c.id(), r.location());
-                }
-                return Optional.of(r);
-            } catch (CorruptCheckpointException e) {
-                LOG.warn("checkpoint {} is corrupt, trying an older one: {}", c.id(), e.getMessage());
-                skipped.add(e.getMessage());
-            } catch (IOException | RuntimeException e) {
-                String line = c.id() + " in " + c.store().describe() + ": cannot read: " + FileSync.reason(e);
-                LOG.warn("{}", line);
-                skipped.add(line);
-            }
-        }
-        if (candidates.isEmpty()) {
-            return Optional.empty();
-        }
-        throw new CheckpointException("no valid checkpoint: all " + candidates.size()
-                + " found failed verification: " + String.join("; ", skipped));
+        return restorer.restoreLatest(accept);
     }
 
     /**
@@ -224,33 +161,12 @@ public final class Checkpointer implements AutoCloseable {
      * @throws CheckpointException if no store has a valid copy
      */
     public RestoredCheckpoint restore(CheckpointId id) {
-        List<String> problems = new ArrayList<>();
-        for (CheckpointStore store : readOrder) {
-            try {
-                if (store.list().contains(id)) {
-                    return read(store, id, List.of());
-                }
-            } catch (CorruptCheckpointException e) {
-                problems.add(e.getMessage());
-            } catch (IOException | RuntimeException e) {
-                problems.add(store.describe() + ": " + FileSync.reason(e));
-            }
-        }
-        throw new CheckpointException("checkpoint " + id + " cannot be restored: "
-                + (problems.isEmpty() ? "no store has it" : String.join("; ", problems)));
+        return restorer.restore(id);
     }
 
     /** @return the ids committed in any store, newest first, without duplicates */
     public List<CheckpointId> list() {
-        TreeSet<CheckpointId> ids = new TreeSet<>(Comparator.reverseOrder());
-        for (CheckpointStore store : readOrder) {
-            try {
-                ids.addAll(store.list());
-            } catch (IOException e) {
-                throw new CheckpointException("cannot list " + store.describe() + ": " + FileSync.reason(e), e);
-            }
-        }
-        return new ArrayList<>(ids);
+        return restorer.list();
     }
 
     /** @return whether this worker writes checkpoints */
@@ -260,7 +176,7 @@ public final class Checkpointer implements AutoCloseable {
 
     /** @return the stores, in the order saves write them */
     public List<CheckpointStore> stores() {
-        return stores;
+        return stores.writeOrder;
     }
 
     /** @return the bytes of off-heap staging memory held for asynchronous saves */
@@ -272,78 +188,6 @@ public final class Checkpointer implements AutoCloseable {
     @Override
     public void close() {
         saver.close();
-    }
-
-    private RestoredCheckpoint read(CheckpointStore store, CheckpointId id, List<String> skipped) throws IOException {
-        try (StoredCheckpoint sc = store.open(id)) {
-            CheckpointReader.Verified v = CheckpointReader.verify(sc);
-            v.throwIfCorrupt();
-            Manifest m = v.manifest();
-            CheckpointState.Builder b = CheckpointState.builder(m.id().step()).epoch(m.epoch())
-                    .generation(m.id().generation()).worldSize(m.worldSize()).metadataJson(m.metadataJson());
-            for (int i = 0; i < m.tensors().size(); i++) {
-                TensorEntry t = m.tensors().get(i);
-                ByteBuffer data = v.data().get(i);
-                if (copyOnRestore) {
-                    data = ByteBuffer.allocateDirect(data.remaining()).order(ByteOrder.LITTLE_ENDIAN).put(data.duplicate()).flip();
-                }
-                b.tensor(t.name(), Tensor.wrap(t.dtype(), data, t.shape()));
-            }
-            m.scalars().forEach((name, value) -> {
-                if (value instanceof Long l) {
-                    b.scalar(name, l.longValue());
-                } else if (value instanceof Double d) {
-                    b.scalar(name, d.doubleValue());
-                } else {
-                    b.scalar(name, (String) value);
-                }
-            });
-            return new RestoredCheckpoint(b.build(), m.job(), m.createdAt(), store.describe(), sc.location(), skipped);
-        }
-    }
-
-    private SaveResult writeAll(CheckpointImage image, long startNanos, long blockingNanos) {
-        List<String> saved = new ArrayList<>();
-        List<String> failed = new ArrayList<>();
-        Throwable cause = null;
-        for (CheckpointStore store : stores) {
-            try {
-                store.commit(image);
-                saved.add(store.describe());
-            } catch (IOException | RuntimeException e) {
-                failed.add(store.describe() + " (" + FileSync.reason(e) + ")");
-                if (cause == null) {
-                    cause = e;
-                }
-            }
-        }
-        if (!failed.isEmpty()) {
-            String msg = "checkpoint " + image.id() + " not saved to " + String.join(", ", failed)
-                    + (saved.isEmpty() ? "" : "; it was saved to " + String.join(", ", saved))
-                    + "; earlier checkpoints are unaffected";
-            LOG.error("{}", msg);
-            throw new CheckpointException(msg, cause);
-        }
-        Duration total = Duration.ofNanos(System.nanoTime() - startNanos);
-        LOG.info("checkpoint {} saved: {} bytes to {} in {} ms (caller blocked {} ms)", image.id(), image.dataSize(),
-                saved, total.toMillis(), blockingNanos / 1_000_000);
-        return new SaveResult(SaveResult.Status.SAVED, image.id(), image.dataSize(), Duration.ofNanos(blockingNanos),
-                total, saved);
-    }
-
-    /**
-     * Retention, on the writer thread after a save completed: deleting old checkpoints is housekeeping
-     * that does not delay a checkpoint's durability (unlinking a large file can take a while).
-     */
-    private void retain(CheckpointId justWritten) {
-        for (int s = 0; s < stores.size(); s++) {
-            for (String w : Retention.apply(stores.get(s), keep.get(s), justWritten)) {
-                LOG.warn("checkpoint {}: {}", justWritten, w);
-            }
-        }
-    }
-
-    private record Candidate(CheckpointId id, int order, CheckpointStore store) {
     }
 
     /** Builds a {@link Checkpointer}. */
@@ -480,43 +324,8 @@ public final class Checkpointer implements AutoCloseable {
          * @throws IllegalStateException if no store is configured and {@code KOLO_CHECKPOINT_DIR} is unset
          */
         public Checkpointer build() {
-            List<CheckpointStore> stores = new ArrayList<>();
-            List<CheckpointStore> readOrder = new ArrayList<>();
-            List<Integer> keeps = new ArrayList<>();
-            Path dir = directory;
-            if (dir == null && replica == null && extraStores.isEmpty()) {
-                dir = defaultDirectory().orElseThrow(() -> new IllegalStateException("no checkpoint store: call "
-                        + "directory(Path) or set KOLO_CHECKPOINT_DIR (or -Dkolo.checkpoint.dir)"));
-            }
-            LocalDirectoryStore local = null;
-            if (dir != null) {
-                local = new LocalDirectoryStore(dir);
-                stores.add(local);
-                keeps.add(keep);
-            }
-            if (replica != null) {
-                CheckpointStore inMemory = replica.get();
-                stores.add(inMemory);
-                readOrder.add(inMemory);
-                keeps.add(replicaKeep);
-            }
-            if (local != null) {
-                readOrder.add(local);
-            }
-            for (CheckpointStore s : extraStores) {
-                stores.add(s);
-                readOrder.add(s);
-                keeps.add(keep);
-            }
-            if (writer && local != null) {
-                try {
-                    local.removeLeftovers();
-                } catch (IOException e) {
-                    LOG.warn("cannot remove leftovers of an interrupted write in {}: {}", local.directory(),
-                            FileSync.reason(e));
-                }
-            }
-            return new Checkpointer(this, stores, readOrder, keeps);
+            return new Checkpointer(this, CheckpointStores.assemble(directory, replica, extraStores, keep, replicaKeep,
+                    writer));
         }
 
         /** @return the directory named by {@code -Dkolo.checkpoint.dir} or {@code KOLO_CHECKPOINT_DIR}, if set */

@@ -2,9 +2,14 @@ package dev.kolo.elastic;
 
 import dev.kolo.checkpoint.CheckpointState;
 import dev.kolo.checkpoint.Checkpointer;
+import dev.kolo.checkpoint.InFlightPolicy;
 import dev.kolo.checkpoint.RestoredCheckpoint;
+import dev.kolo.elastic.internal.StateEntry;
+import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.Tensor;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -43,6 +48,49 @@ final class CheckpointLink implements AutoCloseable {
         this.reader = reader;
         this.writerFactory = writerFactory;
         this.ownsCheckpointers = ownsCheckpointers;
+    }
+
+    /**
+     * The link an {@link ElasticState.Builder} asked for: over the checkpointer it was given (used for reads
+     * and writes, never closed here), or over a reader and a writer of its own for the directory (default
+     * {@code KOLO_CHECKPOINT_DIR}) and the in-memory replica (default: on in an elastic job with a directory).
+     * Here rather than in the builder because which checkpointers to build, and how, is this link's business.
+     *
+     * @param given the builder's checkpointer, or null
+     * @param directory the builder's directory, or null for the default
+     * @param replica the builder's replica choice, or null for the default
+     * @return the link, or null when there is neither a checkpointer, a directory nor a replica
+     */
+    static CheckpointLink open(Kolo kolo, Checkpointer given, Path directory, Boolean replica) {
+        if (given != null) {
+            return new CheckpointLink(given, () -> given, false);
+        }
+        Path dir = directory != null ? directory : Checkpointer.Builder.defaultDirectory().orElse(null);
+        boolean useReplica = replica != null ? replica : kolo.config().elastic() && dir != null;
+        if (dir == null && !useReplica) {
+            return null;
+        }
+        String job = kolo.config().jobName();
+        return new CheckpointLink(checkpointers(kolo, job, dir, useReplica, false).build(),
+                () -> checkpointers(kolo, job, dir, useReplica, true).build(), true);
+    }
+
+    /**
+     * Saves never block a step (a save still in flight makes the next one skip) and a stuck store gives up
+     * after a minute; only the writer removes leftovers of interrupted writes (see the class comment).
+     */
+    private static Checkpointer.Builder checkpointers(Kolo kolo, String job, Path dir, boolean useReplica,
+            boolean writer) {
+        Checkpointer.Builder b = Checkpointer.builder().job(job).writer(writer)
+                .inFlightPolicy(InFlightPolicy.SKIP).saveTimeout(Duration.ofSeconds(60))
+                .meterRegistry(kolo.meterRegistry());
+        if (dir != null) {
+            b.directory(dir);
+        }
+        if (useReplica) {
+            b.replica(kolo);
+        }
+        return b;
     }
 
     /** Saves the snapshot asynchronously; returns once it is copied into the staging buffer. */

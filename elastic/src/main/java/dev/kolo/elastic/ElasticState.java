@@ -2,22 +2,18 @@ package dev.kolo.elastic;
 
 import dev.kolo.checkpoint.CheckpointId;
 import dev.kolo.checkpoint.Checkpointer;
-import dev.kolo.checkpoint.InFlightPolicy;
 import dev.kolo.checkpoint.RestoredCheckpoint;
+import dev.kolo.elastic.internal.StateRegistry;
+import dev.kolo.elastic.internal.WorkerIdentity;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
-import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.train.Parameter;
 import dev.kolo.runtime.train.UpdateRule;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -50,19 +46,18 @@ import org.slf4j.LoggerFactory;
  * every {@code checkpointEvery} commits hands it to the checkpoint store; {@link #restore()} returns the
  * live state to the last commit; {@link #sync()} makes every rank hold the same bytes. Used by one
  * training thread; {@link #requestLeave()} may be called from any thread.
+ *
+ * <p>This class is the API and the agreement between ranks; it delegates the registered live state to a
+ * {@link StateRegistry} and the committed state (snapshot, commit count, checkpoints) to a
+ * {@link CommittedState}.
  */
 public final class ElasticState implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ElasticState.class);
-    static final String AGREE = "kolo.elastic.commit";
 
     private final Kolo kolo;
-    private final List<StateEntry> entries = new ArrayList<>();
-    private final Map<String, StateEntry> byName = new LinkedHashMap<>();
-    private final Map<String, Object> values = new LinkedHashMap<>();
+    private final StateRegistry live = new StateRegistry();
+    private final CommittedState committed;
     private final List<ResetCallback> callbacks = new ArrayList<>();
-    private final Snapshot snapshot = new Snapshot();
-    private final CheckpointLink checkpoints;
-    private final int checkpointEvery;
     final int resetLimit;
     final boolean leaveOnSigterm;
     final Duration leaveTimeout;
@@ -70,21 +65,16 @@ public final class ElasticState implements AutoCloseable {
     final Blacklist.Policy blacklistPolicy;
     final ElasticMetrics metrics;
     private final AtomicBoolean leaveRequested = new AtomicBoolean();
-    private long commits;
-    /** The generation in which the snapshot was agreed (by a commit or a sync); 0 for none or a fresh one. */
-    private long snapshotGeneration;
-    private boolean synced;
-    private boolean frozen;
     private List<String> workerIds = List.of();
 
     private ElasticState(Builder b, CheckpointLink checkpoints) {
         this.kolo = b.kolo;
-        this.checkpoints = checkpoints;
-        this.checkpointEvery = checkpoints == null ? 0 : b.checkpointEvery;
+        this.committed = new CommittedState(kolo, live, checkpoints, b.checkpointEvery);
         this.resetLimit = b.resetLimit;
         this.leaveOnSigterm = b.leaveOnSigterm;
         this.leaveTimeout = b.leaveTimeout;
-        this.workerId = b.workerId != null ? b.workerId : defaultWorkerId(kolo);
+        this.workerId = b.workerId != null ? b.workerId
+                : WorkerIdentity.defaultId(kolo, ElasticSettings.WORKER_ID.fromEnvironment());
         this.blacklistPolicy = b.policy;
         this.metrics = new ElasticMetrics(kolo.meterRegistry());
     }
@@ -98,22 +88,26 @@ public final class ElasticState implements AutoCloseable {
 
     /** Registers a FLOAT32 tensor held in {@code values} (e.g. a {@link Parameter}'s values or an optimizer's moments). */
     public ElasticState floats(String name, float[] values, long... shape) {
-        return add(new StateEntry.Floats(checkName(name), values, shape));
+        live.floats(name, values, shape);
+        return this;
     }
 
     /** Registers a FLOAT64 tensor held in {@code values}. */
     public ElasticState doubles(String name, double[] values, long... shape) {
-        return add(new StateEntry.Doubles(checkName(name), values, shape));
+        live.doubles(name, values, shape);
+        return this;
     }
 
     /** Registers an INT32 tensor held in {@code values}. */
     public ElasticState ints(String name, int[] values, long... shape) {
-        return add(new StateEntry.Ints(checkName(name), values, shape));
+        live.ints(name, values, shape);
+        return this;
     }
 
     /** Registers an INT64 tensor held in {@code values}. */
     public ElasticState longs(String name, long[] values, long... shape) {
-        return add(new StateEntry.Longs(checkName(name), values, shape));
+        live.longs(name, values, shape);
+        return this;
     }
 
     /**
@@ -123,14 +117,13 @@ public final class ElasticState implements AutoCloseable {
      * @param shape the tensor's shape; none means a vector filling the buffer
      */
     public ElasticState buffer(String name, DType dtype, ByteBuffer buffer, long... shape) {
-        return add(new StateEntry.Buffer(checkName(name), Objects.requireNonNull(dtype, "dtype"), buffer, shape));
+        live.buffer(name, dtype, buffer, shape);
+        return this;
     }
 
     /** Registers each parameter's values under its name. */
     public ElasticState parameters(List<Parameter> parameters) {
-        for (Parameter p : parameters) {
-            floats(p.name(), p.values(), p.shape());
-        }
+        live.parameters(parameters);
         return this;
     }
 
@@ -146,37 +139,26 @@ public final class ElasticState implements AutoCloseable {
      * @throws IllegalArgumentException if a state name is already registered (two parameters sharing a name)
      */
     public ElasticState updateRule(UpdateRule rule, List<Parameter> parameters) {
-        Objects.requireNonNull(rule, "rule");
-        UpdateRule.StateSink sink = new UpdateRule.StateSink() {
-            @Override
-            public void floats(String name, float[] live, long[] shape) {
-                ElasticState.this.floats(name, live, shape);
-            }
-
-            @Override
-            public void longs(String name, long[] live, long[] shape) {
-                ElasticState.this.longs(name, live, shape);
-            }
-        };
-        for (Parameter p : parameters) {
-            rule.state(p, sink);
-        }
+        live.updateRule(rule, parameters);
         return this;
     }
 
     /** Registers a {@code long} value (epoch, batch, sampler position, seed) with its initial value. */
     public ElasticState value(String name, long initial) {
-        return addValue(name, initial);
+        live.value(name, initial);
+        return this;
     }
 
     /** Registers a {@code double} value with its initial value. */
     public ElasticState value(String name, double initial) {
-        return addValue(name, initial);
+        live.value(name, initial);
+        return this;
     }
 
     /** Registers a string value with its initial value. */
     public ElasticState value(String name, String initial) {
-        return addValue(name, Objects.requireNonNull(initial, "initial"));
+        live.value(name, Objects.requireNonNull(initial, "initial"));
+        return this;
     }
 
     /** Adds a callback run on every rank after each reset (new size, rank, generation), in order of adding. */
@@ -189,32 +171,32 @@ public final class ElasticState implements AutoCloseable {
 
     /** @return the live {@code long} value {@code name} */
     public long longValue(String name) {
-        return value(name, Long.class);
+        return live.get(name, Long.class);
     }
 
     /** @return the live {@code double} value {@code name} */
     public double doubleValue(String name) {
-        return value(name, Double.class);
+        return live.get(name, Double.class);
     }
 
     /** @return the live string value {@code name} */
     public String stringValue(String name) {
-        return value(name, String.class);
+        return live.get(name, String.class);
     }
 
     /** Sets the registered {@code long} value {@code name}; committed by the next {@link #commit()}. */
     public void set(String name, long v) {
-        setValue(name, v);
+        live.set(name, v);
     }
 
     /** Sets the registered {@code double} value {@code name}. */
     public void set(String name, double v) {
-        setValue(name, v);
+        live.set(name, v);
     }
 
     /** Sets the registered string value {@code name}. */
     public void set(String name, String v) {
-        setValue(name, Objects.requireNonNull(v, "value"));
+        live.set(name, Objects.requireNonNull(v, "value"));
     }
 
     // ------------------------------------------------------------------ commit, restore, sync
@@ -232,38 +214,19 @@ public final class ElasticState implements AutoCloseable {
      *     committed); {@link Elastic#run} handles it
      */
     public void commit() {
-        frozen = true;
-        int[] flags = {0, 0};
-        boolean elastic = kolo.config().elastic();
-        if (elastic) {
-            boolean leaving = leaveRequested.get();
-            Tensor mine = Tensor.of(new int[] {kolo.membershipChangePending() || leaving ? 1 : 0, leaving ? 1 : 0}, 2);
-            flags = kolo.allreduce(AGREE, mine, ReduceOp.MAX).toIntArray();
-        }
+        live.freeze();
+        CommitAgreement agreed = CommitAgreement.reach(kolo, leaveRequested);
         long start = System.nanoTime();
-        commits++;
-        snapshot.capture(entries, values, commits);
-        snapshotGeneration = kolo.generation();
-        synced = true;
-        if (checkpointEvery > 0 && commits % checkpointEvery == 0 && kolo.rank() == 0) {
-            checkpoints.save(snapshot, entries, kolo.generation(), kolo.size());
-        }
+        committed.commit();
         metrics.committed(System.nanoTime() - start);
-        if (flags[0] != 0) {
-            boolean self = leaveRequested.get();
-            throw new MembershipChangedException("membership changes at commit " + commits + " of generation "
-                    + kolo.generation() + (flags[1] != 0 ? " (a worker leaves" + (self ? ": this one)" : ")")
-                    : " (workers join)"), self);
+        if (agreed.changes()) {
+            throw agreed.changed(kolo, committed.commits(), leaveRequested.get());
         }
     }
 
     /** Returns the live tensors and values to the last commit (or the last sync, if that came later). */
     public void restore() {
-        if (!snapshot.taken()) {
-            throw new IllegalStateException("nothing to restore: no commit or sync yet");
-        }
-        snapshot.restoreInto(entries, values);
-        commits = snapshot.commits();
+        committed.restore();
     }
 
     /**
@@ -276,7 +239,7 @@ public final class ElasticState implements AutoCloseable {
      * @throws IllegalStateException if ranks registered different tensors or values
      */
     public void sync() {
-        frozen = true;
+        live.freeze();
         StateSync.Outcome o = StateSync.run(kolo, this);
         workerIds = o.workerIds();
         if (o.fromCheckpoint()) {
@@ -293,18 +256,8 @@ public final class ElasticState implements AutoCloseable {
      * @throws IllegalStateException if the checkpoint does not hold what this state registered
      */
     public Optional<CheckpointId> restoreLatest() {
-        frozen = true;
-        if (checkpoints == null) {
-            return Optional.empty();
-        }
-        Optional<RestoredCheckpoint> r = checkpoints.restoreInto(snapshot, entries, values);
-        r.ifPresent(c -> {
-            snapshotGeneration = c.id().generation();
-            snapshot.restoreInto(entries, values);
-            commits = snapshot.commits();
-            synced = true;
-        });
-        return r.map(RestoredCheckpoint::id);
+        live.freeze();
+        return committed.restoreLatest();
     }
 
     /**
@@ -318,7 +271,7 @@ public final class ElasticState implements AutoCloseable {
 
     /** @return the number of commits so far (restored with the state; the step number of its checkpoints) */
     public long commits() {
-        return commits;
+        return committed.commits();
     }
 
     /** @return the worker this state belongs to */
@@ -333,7 +286,7 @@ public final class ElasticState implements AutoCloseable {
 
     /** @return the number of checkpoints this worker handed to the store that were written */
     public long checkpointsSaved() {
-        return checkpoints == null ? 0 : checkpoints.saved.get();
+        return committed.checkpointsSaved();
     }
 
     /**
@@ -343,47 +296,30 @@ public final class ElasticState implements AutoCloseable {
      * whatever {@code checkpointEvery} is. A no-op on ranks that do not write.
      */
     public void finishCheckpoints() {
-        if (checkpoints == null || kolo.rank() != 0 || !snapshot.taken()) {
-            return;
-        }
-        checkpoints.awaitSaves();
-        if (checkpoints.newestInStore.get() < snapshot.commits()) {
-            checkpoints.save(snapshot, entries, snapshotGeneration, kolo.size());
-            checkpoints.awaitSaves();
-        }
+        committed.finishCheckpoints();
     }
 
     /** Waits for a checkpoint being written, if any (bounded by the save timeout). */
     public void awaitCheckpoints() {
-        if (checkpoints != null) {
-            checkpoints.awaitSaves();
-        }
+        committed.awaitCheckpoints();
     }
 
     /** Waits for a checkpoint being written, then closes the checkpoint stores this state opened. */
     @Override
     public void close() {
-        if (checkpoints != null) {
-            checkpoints.close();
-        }
+        committed.close();
     }
 
     // ------------------------------------------------------------------ package-private, for Elastic and sync
 
-    List<StateEntry> entries() {
-        return entries;
+    /** @return the registered live tensors and values */
+    StateRegistry live() {
+        return live;
     }
 
-    Snapshot snapshot() {
-        return snapshot;
-    }
-
-    boolean synced() {
-        return synced;
-    }
-
-    long snapshotCommits() {
-        return snapshot.commits();
+    /** @return the committed state: snapshot, commit count, checkpoints */
+    CommittedState committed() {
+        return committed;
     }
 
     List<String> workerIds() {
@@ -394,49 +330,11 @@ public final class ElasticState implements AutoCloseable {
         return callbacks;
     }
 
-    /** A worker with no state yet: its live (initial) state becomes its snapshot, at commit 0. */
-    void captureLocal() {
-        snapshot.capture(entries, values, commits);
-    }
-
-    /** @return CRC32C over the snapshot's tensors and the encoded values {@code blob} */
-    long snapshotCrc(byte[] blob) {
-        java.util.zip.CRC32C c = new java.util.zip.CRC32C();
-        for (StateEntry e : entries) {
-            c.update(snapshot.buffer(e));
-        }
-        c.update(blob);
-        return c.getValue();
-    }
-
-    byte[] encodeValues() {
-        return ValueCodec.encode(snapshot.commits(), snapshot.values());
-    }
-
     /** @return true if a checkpoint was read into the snapshot */
     boolean restoreFromCheckpoint() {
-        if (checkpoints == null) {
-            return false;
-        }
-        Optional<RestoredCheckpoint> r = checkpoints.restoreInto(snapshot, entries, values);
-        if (r.isPresent()) {
-            synced = true;
-            snapshotGeneration = r.get().id().generation();
-            LOG.info("rank {}: found checkpoint {} in {}", kolo.rank(), r.get().id(), r.get().location());
-        }
+        Optional<RestoredCheckpoint> r = committed.restoreFromCheckpoint();
+        r.ifPresent(c -> LOG.info("rank {}: found checkpoint {} in {}", kolo.rank(), c.id(), c.location()));
         return r.isPresent();
-    }
-
-    long snapshotGeneration() {
-        return snapshotGeneration;
-    }
-
-    /** After a sync filled the snapshot: the live state becomes it. */
-    void finishSync() {
-        snapshotGeneration = kolo.generation();
-        snapshot.restoreInto(entries, values);
-        commits = snapshot.commits();
-        synced = true;
     }
 
     boolean leaveRequested() {
@@ -444,92 +342,11 @@ public final class ElasticState implements AutoCloseable {
     }
 
     String newestCheckpoint() {
-        return checkpoints == null ? "no checkpoint store configured (KOLO_CHECKPOINT_DIR)" : checkpoints.newest();
+        return committed.newestCheckpoint();
     }
 
     void closeCheckpoints() {
         close();
-    }
-
-    long layoutHash() {
-        long h = 0xcbf29ce484222325L;
-        StringBuilder sb = new StringBuilder();
-        entries.forEach(e -> sb.append(e.layout()).append(';'));
-        values.forEach((k, v) -> sb.append(k).append('=').append(v.getClass().getSimpleName()).append(';'));
-        for (byte b : sb.toString().getBytes(StandardCharsets.UTF_8)) {
-            h = (h ^ (b & 0xff)) * 0x100000001b3L;
-        }
-        return h;
-    }
-
-    private static String defaultWorkerId(Kolo kolo) {
-        java.util.Optional<String> id = ElasticSettings.WORKER_ID.fromEnvironment();
-        if (id.isPresent()) {
-            return id.get();
-        }
-        String host = System.getenv("HOSTNAME");
-        if (kolo.config().discovery() == dev.kolo.runtime.Discovery.KUBERNETES && host != null && !host.isBlank()) {
-            return host.trim(); // a StatefulSet pod keeps its name across restarts
-        }
-        return kolo.config().host() + ":" + ProcessHandle.current().pid();
-    }
-
-    private ElasticState add(StateEntry e) {
-        checkOpenForRegistration(e.name);
-        if (byName.containsKey(e.name)) {
-            throw new IllegalArgumentException("tensor '" + e.name + "' is already registered");
-        }
-        entries.add(e);
-        byName.put(e.name, e);
-        return this;
-    }
-
-    private ElasticState addValue(String name, Object v) {
-        checkOpenForRegistration(checkName(name));
-        if (values.containsKey(name)) {
-            throw new IllegalArgumentException("value '" + name + "' is already registered");
-        }
-        values.put(name, v);
-        return this;
-    }
-
-    private void checkOpenForRegistration(String name) {
-        if (frozen) {
-            throw new IllegalStateException("cannot register '" + name + "' after the first commit, sync or "
-                    + "restore: register all state before Elastic.run");
-        }
-    }
-
-    private static String checkName(String name) {
-        if (name == null || name.isEmpty()) {
-            throw new IllegalArgumentException("registered tensors and values need a non-empty name");
-        }
-        return name;
-    }
-
-    private <T> T value(String name, Class<T> type) {
-        Object v = values.get(name);
-        if (v == null) {
-            throw new IllegalArgumentException("no value named '" + name + "'; registered: " + values.keySet());
-        }
-        if (!type.isInstance(v)) {
-            throw new IllegalArgumentException("value '" + name + "' is a " + v.getClass().getSimpleName() + ", not a "
-                    + type.getSimpleName());
-        }
-        return type.cast(v);
-    }
-
-    private void setValue(String name, Object v) {
-        Object old = values.get(name);
-        if (old == null) {
-            throw new IllegalArgumentException("no value named '" + name + "'; register it first with value(name, "
-                    + "initial); registered: " + values.keySet());
-        }
-        if (old.getClass() != v.getClass()) {
-            throw new IllegalArgumentException("value '" + name + "' is a " + old.getClass().getSimpleName()
-                    + ", not a " + v.getClass().getSimpleName());
-        }
-        values.put(name, v);
     }
 
     /** Builds an {@link ElasticState}. */
@@ -603,7 +420,7 @@ public final class ElasticState implements AutoCloseable {
 
         /** @param id this worker's stable id for the blacklist; default {@code KOLO_WORKER_ID}, the pod name, or host:pid */
         public Builder workerId(String id) {
-            this.workerId = checkName(id);
+            this.workerId = StateRegistry.checkName(id);
             return this;
         }
 
@@ -622,32 +439,7 @@ public final class ElasticState implements AutoCloseable {
 
         /** @return the state; register tensors and values on it before {@link Elastic#run} */
         public ElasticState build() {
-            CheckpointLink link = null;
-            if (checkpointer != null) {
-                link = new CheckpointLink(checkpointer, () -> checkpointer, false);
-            } else {
-                Path dir = directory != null ? directory : Checkpointer.Builder.defaultDirectory().orElse(null);
-                boolean useReplica = replica != null ? replica : kolo.config().elastic() && dir != null;
-                if (dir != null || useReplica) {
-                    String job = kolo.config().jobName();
-                    link = new CheckpointLink(checkpointers(job, dir, useReplica, false).build(),
-                            () -> checkpointers(job, dir, useReplica, true).build(), true);
-                }
-            }
-            return new ElasticState(this, link);
-        }
-
-        private Checkpointer.Builder checkpointers(String job, Path dir, boolean useReplica, boolean writer) {
-            Checkpointer.Builder b = Checkpointer.builder().job(job).writer(writer)
-                    .inFlightPolicy(InFlightPolicy.SKIP).saveTimeout(Duration.ofSeconds(60))
-                    .meterRegistry(kolo.meterRegistry());
-            if (dir != null) {
-                b.directory(dir);
-            }
-            if (useReplica) {
-                b.replica(kolo);
-            }
-            return b;
+            return new ElasticState(this, CheckpointLink.open(kolo, checkpointer, directory, replica));
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.kolo.elastic;
 
+import dev.kolo.elastic.internal.StateEntry;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.LinkedHashMap;

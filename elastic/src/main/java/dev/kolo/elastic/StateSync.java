@@ -1,5 +1,6 @@
 package dev.kolo.elastic;
 
+import dev.kolo.elastic.internal.StateEntry;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.Tensor;
 import java.nio.charset.StandardCharsets;
@@ -45,8 +46,9 @@ final class StateSync {
     }
 
     static Outcome run(Kolo kolo, ElasticState s) {
-        if (!s.synced()) {
-            s.captureLocal();
+        CommittedState c = s.committed();
+        if (!c.synced()) {
+            c.captureLocal();
         }
         List<Holding> all = exchange(kolo, s, 0);
         boolean fromCheckpoint = false;
@@ -87,18 +89,19 @@ final class StateSync {
         if (all.size() > 1 && !identical) {
             broadcast(kolo, s, root, best);
         }
-        s.finishSync();
+        c.finishSync();
         List<String> ids = new ArrayList<>();
         all.forEach(h -> ids.add(h.workerId()));
         return new Outcome(root, s.commits(), ids, fromCheckpoint);
     }
 
     private static List<Holding> exchange(Kolo kolo, ElasticState s, long error) {
-        byte[] blob = s.encodeValues();
-        long score = s.synced() ? s.snapshotCommits() + 1 : 0;
-        long crc = s.snapshotCrc(blob);
-        long gen = s.snapshotGeneration();
-        long[] mine = {score, s.layoutHash(), blob.length, error, crc, gen};
+        CommittedState c = s.committed();
+        byte[] blob = encodeValues(c);
+        long score = c.synced() ? c.snapshot().commits() + 1 : 0;
+        long crc = c.snapshotCrc(blob);
+        long gen = c.snapshotGeneration();
+        long[] mine = {score, s.live().layoutHash(), blob.length, error, crc, gen};
         byte[] id = s.workerId().getBytes(StandardCharsets.UTF_8);
         if (kolo.size() == 1) {
             return List.of(new Holding(score, mine[1], mine[2], error, crc, gen, s.workerId()));
@@ -118,6 +121,11 @@ final class StateSync {
             off += lens[r];
         }
         return out;
+    }
+
+    /** @return the snapshot's commit number and values as the sync exchanges them */
+    private static byte[] encodeValues(CommittedState c) {
+        return ValueCodec.encode(c.snapshot().commits(), c.snapshot().values());
     }
 
     /**
@@ -147,12 +155,13 @@ final class StateSync {
 
     private static void broadcast(Kolo kolo, ElasticState s, int root, Holding rootHolding) {
         boolean isRoot = kolo.rank() == root;
-        byte[] blob = isRoot ? s.encodeValues() : new byte[(int) rootHolding.blobLength()];
+        Snapshot snapshot = s.committed().snapshot();
+        byte[] blob = isRoot ? encodeValues(s.committed()) : new byte[(int) rootHolding.blobLength()];
         CompletableFuture<Tensor> fBlob = kolo.broadcastAsync(prefix(kolo) + "values", Tensor.of(blob, blob.length), root);
-        List<StateEntry> entries = s.entries();
+        List<StateEntry> entries = s.live().entries();
         List<CompletableFuture<Tensor>> fs = new ArrayList<>(entries.size());
         for (StateEntry e : entries) {
-            Tensor in = Tensor.wrap(e.dtype, s.snapshot().buffer(e), e.shape);
+            Tensor in = Tensor.wrap(e.dtype, snapshot.buffer(e), e.shape);
             fs.add(e.byteSize == 0 ? null : kolo.broadcastAsync(prefix(kolo) + "t/" + e.name, in, root));
         }
         // Wait for everything before touching the snapshot: a failure half-way leaves it intact.
@@ -164,11 +173,11 @@ final class StateSync {
         if (!isRoot) {
             for (int i = 0; i < entries.size(); i++) {
                 if (results.get(i) != null) {
-                    s.snapshot().buffer(entries.get(i)).put(results.get(i).buffer());
+                    snapshot.buffer(entries.get(i)).put(results.get(i).buffer());
                 }
             }
             ValueCodec.Decoded d = ValueCodec.decode(values.toByteArray());
-            s.snapshot().setValues(d.values(), d.commits());
+            snapshot.setValues(d.values(), d.commits());
         }
     }
 }

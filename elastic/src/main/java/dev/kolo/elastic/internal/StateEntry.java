@@ -1,4 +1,4 @@
-package dev.kolo.elastic;
+package dev.kolo.elastic.internal;
 
 import dev.kolo.runtime.DType;
 import java.nio.ByteBuffer;
@@ -6,14 +6,17 @@ import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
- * One registered tensor of an {@link ElasticState}: where its live bytes are (a Java array the model
+ * One registered tensor of an {@code ElasticState}: where its live bytes are (a Java array the model
  * updates, or a buffer) and how to copy them to and from a little-endian off-heap image.
+ *
+ * <p>Public (in this internal package) because the elastic package's snapshot, checkpoint link and sync
+ * read it; only {@link StateRegistry} creates entries, so the subclasses stay package-private.
  */
-abstract class StateEntry {
-    final String name;
-    final DType dtype;
-    final long[] shape;
-    final int byteSize;
+public abstract class StateEntry {
+    public final String name;
+    public final DType dtype;
+    public final long[] shape;
+    public final int byteSize;
 
     StateEntry(String name, DType dtype, long[] shape, long elements) {
         this.name = name;
@@ -40,10 +43,10 @@ abstract class StateEntry {
     }
 
     /** Writes the live value into {@code dst} (position 0, little-endian, exactly {@link #byteSize} bytes). */
-    abstract void save(ByteBuffer dst);
+    public abstract void save(ByteBuffer dst);
 
     /** Overwrites the live value from {@code src} (position 0, little-endian, {@link #byteSize} bytes). */
-    abstract void load(ByteBuffer src);
+    public abstract void load(ByteBuffer src);
 
     /** @return a short description for layout checks: name, dtype and shape */
     String layout() {
@@ -63,12 +66,12 @@ abstract class StateEntry {
         }
 
         @Override
-        void save(ByteBuffer dst) {
+        public void save(ByteBuffer dst) {
             le(dst).asFloatBuffer().put(values);
         }
 
         @Override
-        void load(ByteBuffer src) {
+        public void load(ByteBuffer src) {
             le(src).asFloatBuffer().get(values);
         }
     }
@@ -82,12 +85,12 @@ abstract class StateEntry {
         }
 
         @Override
-        void save(ByteBuffer dst) {
+        public void save(ByteBuffer dst) {
             le(dst).asDoubleBuffer().put(values);
         }
 
         @Override
-        void load(ByteBuffer src) {
+        public void load(ByteBuffer src) {
             le(src).asDoubleBuffer().get(values);
         }
     }
@@ -101,12 +104,12 @@ abstract class StateEntry {
         }
 
         @Override
-        void save(ByteBuffer dst) {
+        public void save(ByteBuffer dst) {
             le(dst).asIntBuffer().put(values);
         }
 
         @Override
-        void load(ByteBuffer src) {
+        public void load(ByteBuffer src) {
             le(src).asIntBuffer().get(values);
         }
     }
@@ -120,12 +123,12 @@ abstract class StateEntry {
         }
 
         @Override
-        void save(ByteBuffer dst) {
+        public void save(ByteBuffer dst) {
             le(dst).asLongBuffer().put(values);
         }
 
         @Override
-        void load(ByteBuffer src) {
+        public void load(ByteBuffer src) {
             le(src).asLongBuffer().get(values);
         }
     }
@@ -159,12 +162,12 @@ abstract class StateEntry {
         }
 
         @Override
-        void save(ByteBuffer dst) {
+        public void save(ByteBuffer dst) {
             dst.duplicate().clear().put(data.duplicate().clear().limit(byteSize));
         }
 
         @Override
-        void load(ByteBuffer src) {
+        public void load(ByteBuffer src) {
             data.duplicate().clear().put(src.duplicate().clear().limit(byteSize));
         }
     }
