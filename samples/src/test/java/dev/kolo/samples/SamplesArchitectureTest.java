@@ -37,6 +37,13 @@ class SamplesArchitectureTest {
     }
 
     @Test
+    void onlyTheElasticModuleUsesItsInternals() {
+        noClasses().that().resideOutsideOfPackage("dev.kolo.elastic..")
+                .should().dependOnClassesThat().resideInAPackage("dev.kolo.elastic.internal..")
+                .check(KOLO);
+    }
+
+    @Test
     void onlyKolosOwnModulesUseTheRuntimesModuleAccess() {
         noClasses().that().resideOutsideOfPackages("dev.kolo.runtime..", "dev.kolo.checkpoint..", "dev.kolo.elastic..")
                 .should().dependOnClassesThat().resideInAPackage("dev.kolo.runtime.internal.access..")
