@@ -6,18 +6,15 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.kolo.checkpoint.internal.format.CheckpointReader;
 import dev.kolo.checkpoint.internal.store.LocalDirectoryStore;
-import java.io.BufferedReader;
+import dev.kolo.testing.ChildJvms;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,56 +41,46 @@ class CrashConsistencyTest {
         Random random = new Random(42);
         long lastStep = -1;
         int killedMidWrite = 0;
-        for (int round = 0; round < KILLS; round++) {
-            Process p = start(dir);
-            List<String> lines = new ArrayList<>();
-            CompletableFuture<String> ready = new CompletableFuture<>();
-            Thread reader = new Thread(() -> drain(p, lines, ready), "crash-child-reader");
-            reader.setDaemon(true);
-            reader.start();
-            String first;
-            try {
-                first = ready.get(30, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                p.destroyForcibly();
-                fail("round " + round + ": worker did not get ready: " + e + "; output " + lines);
-                return;
-            }
-            if (!first.startsWith("ready ")) {
-                p.destroyForcibly();
-                fail("round " + round + ": worker failed at start: " + lines);
-            }
-            long resumedAt = Long.parseLong(first.substring(6).trim());
-            assertEquals(lastStep + 1, resumedAt, "round " + round + ": worker resumed at the wrong step");
-            Thread.sleep(100 + random.nextInt(900));
-            p.destroyForcibly(); // SIGKILL
-            assertTrue(p.waitFor(20, TimeUnit.SECONDS), "killed worker did not exit");
-            reader.join(5_000);
-            if (hasLeftovers(dir)) {
-                killedMidWrite++;
-            }
-
-            // Every committed checkpoint verifies: the commit is atomic.
-            LocalDirectoryStore store = new LocalDirectoryStore(dir);
-            List<CheckpointId> ids = store.list();
-            for (CheckpointId id : ids) {
-                try (StoredCheckpoint sc = store.open(id)) {
-                    CheckpointReader.Verified v = CheckpointReader.verify(sc);
-                    assertTrue(v.ok(), "round " + round + ": committed " + id + " is corrupt: " + v.problems());
+        try (ChildJvms jvms = new ChildJvms()) {
+            for (int round = 0; round < KILLS; round++) {
+                int p = jvms.start(CrashingSaverMain.class, List.of("-Xmx128m", "-XX:+UseSerialGC",
+                        "-XX:TieredStopAtLevel=1"), Map.of(), dir.toString(), Integer.toString(TENSORS),
+                        Integer.toString(BYTES_EACH));
+                String first = awaitReady(jvms, p, round);
+                if (!first.startsWith("ready ")) {
+                    fail("round " + round + ": worker failed at start: " + jvms.output(p));
                 }
-            }
-            Optional<CheckpointId> latest = store.latestPointer();
-            latest.ifPresent(l -> assertTrue(ids.contains(l), "latest pointer names " + l + ", not in " + ids));
-            // The newest loads, with the content of its step.
-            try (Checkpointer reader2 = Checkpointer.builder().directory(dir).writer(false).build()) {
-                Optional<RestoredCheckpoint> r = reader2.restoreLatest();
-                assertEquals(ids.isEmpty(), r.isEmpty());
-                if (r.isPresent()) {
-                    assertEquals(ids.get(0), r.get().id());
-                    assertTrue(r.get().skipped().isEmpty(), "skipped: " + r.get().skipped());
-                    TestStates.assertContent(r.get().state(), TENSORS, BYTES_EACH);
-                    assertTrue(r.get().id().step() >= lastStep, "went back from " + lastStep + " to " + r.get().id());
-                    lastStep = r.get().id().step();
+                long resumedAt = Long.parseLong(first.substring(6).trim());
+                assertEquals(lastStep + 1, resumedAt, "round " + round + ": worker resumed at the wrong step");
+                Thread.sleep(100 + random.nextInt(900));
+                jvms.process(p).destroyForcibly(); // SIGKILL
+                assertTrue(jvms.process(p).waitFor(20, TimeUnit.SECONDS), "killed worker did not exit");
+                if (hasLeftovers(dir)) {
+                    killedMidWrite++;
+                }
+
+                // Every committed checkpoint verifies: the commit is atomic.
+                LocalDirectoryStore store = new LocalDirectoryStore(dir);
+                List<CheckpointId> ids = store.list();
+                for (CheckpointId id : ids) {
+                    try (StoredCheckpoint sc = store.open(id)) {
+                        CheckpointReader.Verified v = CheckpointReader.verify(sc);
+                        assertTrue(v.ok(), "round " + round + ": committed " + id + " is corrupt: " + v.problems());
+                    }
+                }
+                Optional<CheckpointId> latest = store.latestPointer();
+                latest.ifPresent(l -> assertTrue(ids.contains(l), "latest pointer names " + l + ", not in " + ids));
+                // The newest loads, with the content of its step.
+                try (Checkpointer reader2 = Checkpointer.builder().directory(dir).writer(false).build()) {
+                    Optional<RestoredCheckpoint> r = reader2.restoreLatest();
+                    assertEquals(ids.isEmpty(), r.isEmpty());
+                    if (r.isPresent()) {
+                        assertEquals(ids.get(0), r.get().id());
+                        assertTrue(r.get().skipped().isEmpty(), "skipped: " + r.get().skipped());
+                        TestStates.assertContent(r.get().state(), TENSORS, BYTES_EACH);
+                        assertTrue(r.get().id().step() >= lastStep, "went back from " + lastStep + " to " + r.get().id());
+                        lastStep = r.get().id().step();
+                    }
                 }
             }
         }
@@ -103,31 +90,29 @@ class CrashConsistencyTest {
         System.out.println("crash test: " + KILLS + " kills, " + killedMidWrite + " mid-write, newest step " + lastStep);
     }
 
-    private static Process start(Path dir) throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), CrashingSaverMain.class.getName(), dir.toString(),
-                Integer.toString(TENSORS), Integer.toString(BYTES_EACH)));
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    }
-
-    private static void drain(Process p, List<String> lines, CompletableFuture<String> ready) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                synchronized (lines) {
-                    if (lines.size() < 200) {
-                        lines.add(line);
-                    }
-                }
+    /**
+     * @return the worker's first line saying it is ready or failing, or {@code exited: output} if it exits without
+     *     one
+     */
+    private static String awaitReady(ChildJvms jvms, int p, int round) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            boolean exited = !jvms.process(p).isAlive();
+            if (exited) {
+                jvms.waitExit(p, 1); // its output read to the end
+            }
+            for (String line : jvms.output(p)) {
                 if (line.startsWith("ready ") || line.contains("Exception") || line.contains("Error")) {
-                    ready.complete(line);
+                    return line;
                 }
             }
-        } catch (IOException e) {
-            // the process was killed
-        } finally {
-            ready.complete("exited: " + lines);
+            if (exited) {
+                return "exited: " + jvms.output(p);
+            }
+            if (System.nanoTime() > deadline) {
+                fail("round " + round + ": worker did not get ready in 30 s; output " + jvms.output(p));
+            }
+            Thread.sleep(20);
         }
     }
 

@@ -3,6 +3,7 @@ package dev.kolo.kernels;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.kolo.kernels.testing.Elements;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -3,6 +3,7 @@ package dev.kolo.kernels;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.kolo.kernels.testing.Elements;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.BeforeEach;

@@ -2,6 +2,8 @@ package dev.kolo.kernels;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kolo.kernels.testing.Elements;
+import dev.kolo.kernels.testing.Reference;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

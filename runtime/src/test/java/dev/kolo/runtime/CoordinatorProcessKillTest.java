@@ -4,12 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.util.ArrayList;
+import dev.kolo.testing.ChildJvms;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -18,27 +16,25 @@ import org.junit.jupiter.api.Timeout;
 /** Three worker processes; SIGKILL the coordinator's: the other two agree on a new one within 10 s. */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class CoordinatorProcessKillTest {
-    private final List<Process> processes = new ArrayList<>();
+    private final ChildJvms jvms = new ChildJvms();
 
     @AfterEach
     void stopAll() {
-
-        processes.forEach(Process::destroyForcibly);
+        jvms.close();
     }
 
     @Test
     void killingTheCoordinatorProcessElectsANewOne() throws Exception {
         String job = LocalJob.uniqueName("proc");
         int ports = LocalJob.freshPortRange();
-        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         for (int i = 0; i < 3; i++) {
-            processes.add(startProbe(job, ports, i, lines));
+            startProbe(job, ports);
         }
         Map<Integer, String[]> probes = new HashMap<>(); // index -> {rank, node, coordinator}
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
         int barriersPassed = 0;
         while (probes.size() < 3 || barriersPassed < 3) {
-            String line = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            String line = jvms.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             assertNotNull(line, "workers did not all report a rank and pass a barrier in time; got "
                     + probes.keySet() + ", " + barriersPassed + " barriers");
             if (line.contains("probe barrier passed")) {
@@ -57,12 +53,12 @@ class CoordinatorProcessKillTest {
 
         long killedAt = System.nanoTime();
         // Process.destroyForcibly sends SIGKILL on Linux.
-        processes.get(victim).destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        jvms.process(victim).destroyForcibly().waitFor(10, TimeUnit.SECONDS);
 
         Map<Integer, String> newCoordinator = new HashMap<>();
         while (newCoordinator.size() < 2) {
             long left = killedAt + TimeUnit.SECONDS.toNanos(10) - System.nanoTime();
-            String line = lines.poll(Math.max(1, left), TimeUnit.NANOSECONDS);
+            String line = jvms.poll(Math.max(1, left), TimeUnit.NANOSECONDS);
             assertNotNull(line, "survivors did not report a new coordinator within 10 s: " + newCoordinator);
             if (line.contains("probe coordinator=")) {
                 newCoordinator.put(Integer.parseInt(line.substring(1, line.indexOf(']'))), field(line, "coordinator"));
@@ -88,10 +84,8 @@ class CoordinatorProcessKillTest {
         return line.substring(at + name.length() + 1, end < 0 ? line.length() : end);
     }
 
-    private static Process startProbe(String job, int ports, int index, BlockingQueue<String> lines)
-            throws Exception {
-        Process p = ChildWorker.start(ProbeWorker.class, java.util.Map.of("KOLO_JOB", job, "KOLO_NP", "3",
-                "KOLO_CLUSTER_PORT", Integer.toString(ports), "KOLO_RENDEZVOUS_TIMEOUT", "150"), index, lines);
-        return p;
+    private void startProbe(String job, int ports) throws Exception {
+        jvms.start(ProbeWorker.class, List.of("-Xmx256m"), Map.of("KOLO_METRICS_PORT", "0", "KOLO_JOB", job,
+                "KOLO_NP", "3", "KOLO_CLUSTER_PORT", Integer.toString(ports), "KOLO_RENDEZVOUS_TIMEOUT", "150"));
     }
 }

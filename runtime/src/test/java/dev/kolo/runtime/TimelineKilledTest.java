@@ -2,12 +2,12 @@ package dev.kolo.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.testing.ChildJvms;
 import io.vertx.core.json.JsonArray;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -23,23 +23,14 @@ class TimelineKilledTest {
     @Test
     void killedWriterLeavesValidJson(@TempDir Path dir) throws Exception {
         Path trace = dir.resolve("trace.json");
-        String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
-                TimelineWorker.class.getName()).redirectErrorStream(true);
-        pb.environment().put("KOLO_JOB", LocalJob.uniqueName("trace"));
-        pb.environment().put("KOLO_CLUSTER_PORT", Integer.toString(LocalJob.freshPortRange()));
-        pb.environment().put("KOLO_METRICS_PORT", "0");
-        pb.environment().put("KOLO_TIMELINE", trace.toString());
-        Process p = pb.start();
-        try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream()))) {
-            for (String line; (line = out.readLine()) != null; ) {
-                if (line.contains("timeline started")) {
-                    break;
-                }
-            }
+        try (ChildJvms child = new ChildJvms()) {
+            child.start(TimelineWorker.class, List.of("-Xmx256m"), Map.of("KOLO_JOB", LocalJob.uniqueName("trace"),
+                    "KOLO_CLUSTER_PORT", Integer.toString(LocalJob.freshPortRange()), "KOLO_METRICS_PORT", "0",
+                    "KOLO_TIMELINE", trace.toString()));
+            child.await(0, 80, "timeline started", l -> l.contains("timeline started"));
             Thread.sleep(1500); // thousands of events in flight
             long size = Files.size(trace);
-            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL mid-write
+            child.process(0).destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL mid-write
             String text = Files.readString(trace).stripTrailing();
             assertTrue(text.startsWith("[") && !text.endsWith("]"), "a killed worker writes no closing bracket");
             JsonArray events = new JsonArray(text + "]");
@@ -47,8 +38,6 @@ class TimelineKilledTest {
             for (int i = 0; i < events.size(); i++) {
                 assertTrue(events.getJsonObject(i).containsKey("ph"), "event " + i + " is whole: " + events.getValue(i));
             }
-        } finally {
-            p.destroyForcibly();
         }
     }
 }

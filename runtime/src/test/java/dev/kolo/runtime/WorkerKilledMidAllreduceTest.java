@@ -4,12 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.testing.ChildJvms;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -21,11 +20,11 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class WorkerKilledMidAllreduceTest {
-    private final List<Process> processes = new ArrayList<>();
+    private final ChildJvms jvms = new ChildJvms();
 
     @AfterEach
     void stop() {
-        processes.forEach(Process::destroyForcibly);
+        jvms.close();
     }
 
     @Test
@@ -45,9 +44,8 @@ class WorkerKilledMidAllreduceTest {
     private void killOneOfThree(Class<?> worker, int iterationsFirst, boolean inFlight) throws Exception {
         String job = LocalJob.uniqueName("kill");
         int ports = LocalJob.freshPortRange();
-        BlockingQueue<String> lines = new LinkedBlockingQueue<>();
         for (int i = 0; i < 3; i++) {
-            processes.add(start(worker, job, ports, i, lines));
+            start(worker, job, ports);
         }
         int victim = 1;
         Map<Integer, Integer> iterations = new HashMap<>();
@@ -60,7 +58,7 @@ class WorkerKilledMidAllreduceTest {
             if (warm && (!inFlight || watched >= 0)) {
                 break;
             }
-            String line = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            String line = jvms.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             assertNotNull(line, "workers did not all run allreduces in time: " + iterations);
             int index = Integer.parseInt(line.substring(1, line.indexOf(']')));
             if (line.contains("loop iteration=")) {
@@ -75,12 +73,12 @@ class WorkerKilledMidAllreduceTest {
         }
         int victimRank = rankOf.get(victim);
         long killedAt = System.currentTimeMillis();
-        processes.get(victim).destroyForcibly(); // SIGKILL
+        jvms.process(victim).destroyForcibly(); // SIGKILL
         List<Long> detectMillis = new ArrayList<>();
         int named = 0;
         while (detectMillis.size() < 2 || named < 2) {
             long left = killedAt + 20_000 - System.currentTimeMillis();
-            String line = lines.poll(Math.max(1, left), TimeUnit.MILLISECONDS);
+            String line = jvms.poll(Math.max(1, left), TimeUnit.MILLISECONDS);
             assertNotNull(line, "survivors did not report the loss in time: " + detectMillis + ", named " + named);
             int index = line.startsWith("[") ? Integer.parseInt(line.substring(1, line.indexOf(']'))) : -1;
             if (line.contains("loop lost")) {
@@ -105,16 +103,15 @@ class WorkerKilledMidAllreduceTest {
         }
         for (int i = 0; i < 3; i++) {
             if (i != victim) {
-                assertTrue(processes.get(i).waitFor(10, TimeUnit.SECONDS));
-                assertEquals(3, processes.get(i).exitValue());
+                assertTrue(jvms.process(i).waitFor(10, TimeUnit.SECONDS));
+                assertEquals(3, jvms.process(i).exitValue());
             }
         }
         System.out.println("survivors saw WorkerLostException " + detectMillis + " ms after SIGKILL");
     }
 
-    private static Process start(Class<?> worker, String job, int ports, int index, BlockingQueue<String> lines)
-            throws Exception {
-        return ChildWorker.start(worker, java.util.Map.of("KOLO_JOB", job, "KOLO_NP", "3",
-                "KOLO_CLUSTER_PORT", Integer.toString(ports), "KOLO_RENDEZVOUS_TIMEOUT", "150"), index, lines);
+    private void start(Class<?> worker, String job, int ports) throws Exception {
+        jvms.start(worker, List.of("-Xmx256m"), Map.of("KOLO_METRICS_PORT", "0", "KOLO_JOB", job, "KOLO_NP", "3",
+                "KOLO_CLUSTER_PORT", Integer.toString(ports), "KOLO_RENDEZVOUS_TIMEOUT", "150"));
     }
 }

@@ -3,10 +3,13 @@ package dev.kolo.samples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.testing.ChildJvms;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -63,15 +66,18 @@ class OwnProgramLaunchIT {
 
     @Test
     void startedAloneItIsAJobOfOneAndSaysSoOnce() throws Exception {
-        ProcessBuilder pb = new ProcessBuilder(OwnProgram.command(classes, "sum")).redirectErrorStream(true);
-        pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_"));
-        Process p = pb.start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes());
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), out);
-        assertTrue(out.contains("result rank=0 size=1 sum=1 secret=false"), out);
-        assertEquals(1, out.lines().filter(l -> l.contains("this process is a job of one worker")).count(), out);
+        Map<String, String> withoutKoloVariables = new HashMap<>(); // null: removed
+        System.getenv().keySet().stream().filter(k -> k.startsWith("KOLO_"))
+                .forEach(k -> withoutKoloVariables.put(k, null));
+        try (ChildJvms jvms = new ChildJvms()) {
+            int p = jvms.start(OwnProgram.command(classes, "sum"), withoutKoloVariables);
+            jvms.process(p).getOutputStream().close();
+            int exit = jvms.waitExit(p, 60);
+            String out = String.join("\n", jvms.output(p));
+            assertEquals(0, exit, out);
+            assertTrue(out.contains("result rank=0 size=1 sum=1 secret=false"), out);
+            assertEquals(1, out.lines().filter(l -> l.contains("this process is a job of one worker")).count(), out);
+        }
     }
 
     @Test
