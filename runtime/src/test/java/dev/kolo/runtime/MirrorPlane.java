@@ -111,21 +111,9 @@ final class MirrorPlane implements DataPlane {
     }
 
     @Override
-    public void wakeup() {
-    }
-
-    @Override
     public boolean idleWait(long timeoutNanos) {
         java.util.concurrent.locks.LockSupport.parkNanos(Math.min(timeoutNanos, 1_000_000));
         return false;
-    }
-
-    @Override
-    public void idleWakeup() {
-    }
-
-    @Override
-    public void polling(long spinNanos, boolean yield) {
     }
 
     @Override

@@ -83,8 +83,9 @@ public interface DataPlane extends AutoCloseable {
      */
     boolean awaitPeer(long timeoutNanos);
 
-    /** Ends an {@link #awaitPeer} now, from any thread. */
-    void wakeup();
+    /** Ends an {@link #awaitPeer} now, from any thread; nothing to do for a plane without peers. */
+    default void wakeup() {
+    }
 
     /**
      * By a thread that does not run ops: waits up to {@code timeoutNanos} for any bytes from a peer, or for
@@ -92,11 +93,13 @@ public interface DataPlane extends AutoCloseable {
      */
     boolean idleWait(long timeoutNanos);
 
-    /** Ends an {@link #idleWait} now, from any thread. */
-    void idleWakeup();
+    /** Ends an {@link #idleWait} now, from any thread; nothing to do for a plane without peers. */
+    default void idleWakeup() {
+    }
 
-    /** How waits for peers poll before they park: see {@code Ring.polling}. */
-    void polling(long spinNanos, boolean yield);
+    /** How waits for peers poll before they park: see {@code Ring.polling}; no waits without peers. */
+    default void polling(long spinNanos, boolean yield) {
+    }
 
     /** Wakes any thread blocked in this data plane with {@code cause}; later calls fail with it too. */
     void abort(KoloException cause);

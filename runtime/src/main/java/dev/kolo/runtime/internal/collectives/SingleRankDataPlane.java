@@ -85,24 +85,9 @@ public final class SingleRankDataPlane implements DataPlane {
     }
 
     @Override
-    public void wakeup() {
-        // no peers to wait for
-    }
-
-    @Override
     public boolean idleWait(long timeoutNanos) {
         checkOpen();
         return false;
-    }
-
-    @Override
-    public void idleWakeup() {
-        // no peers to wait for
-    }
-
-    @Override
-    public void polling(long spinNanos, boolean yield) {
-        // no peers to wait for
     }
 
     @Override

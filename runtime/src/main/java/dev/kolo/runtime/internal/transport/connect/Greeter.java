@@ -159,7 +159,7 @@ public final class Greeter {
     }
 
     /** Reads one acknowledgement (fixed part, then its capped text) by the System.nanoTime() deadline. */
-    private static Handshake.Ack readAck(Wire ch, long deadline) throws IOException {
+    static Handshake.Ack readAck(Wire ch, long deadline) throws IOException {
         ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
         Io.readFully(ch, fixed, deadline);
         fixed.flip();

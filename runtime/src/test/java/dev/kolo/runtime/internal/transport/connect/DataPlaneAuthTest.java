@@ -12,6 +12,7 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.collectives.Elements;
 import dev.kolo.runtime.internal.collectives.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.Wire;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -51,13 +52,7 @@ class DataPlaneAuthTest {
         }
 
         Handshake.Ack ack() throws IOException {
-            ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
-            Io.readFully(ch, fixed, deadline);
-            fixed.flip();
-            ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
-            Io.readFully(ch, text, deadline);
-            text.flip();
-            return Handshake.decodeAck(fixed, text);
+            return Greeter.readAck(Wire.plain(ch), deadline);
         }
 
         /** @return the acceptor's nonce and proof following a challenge */

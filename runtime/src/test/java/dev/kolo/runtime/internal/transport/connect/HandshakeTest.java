@@ -11,6 +11,7 @@ import dev.kolo.runtime.internal.collectives.Elements;
 import dev.kolo.runtime.internal.collectives.Ring;
 import dev.kolo.runtime.internal.collectives.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.Wire;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -37,13 +38,7 @@ class HandshakeTest {
             return null;
         }
         try {
-            ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
-            Io.readFully(ch, fixed, deadline);
-            fixed.flip();
-            ByteBuffer text = ByteBuffer.allocate(Handshake.ackTextLength(fixed));
-            Io.readFully(ch, text, deadline);
-            text.flip();
-            return Handshake.decodeAck(fixed, text);
+            return Greeter.readAck(Wire.plain(ch), deadline);
         } catch (EOFException e) {
             return null;
         } finally {
