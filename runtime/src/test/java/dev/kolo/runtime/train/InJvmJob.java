@@ -45,6 +45,11 @@ final class InJvmJob implements AutoCloseable {
         return all(workers.stream().<Callable<T>>map(k -> () -> action.apply(k)).toList(), 100);
     }
 
+    @Override
+    public void close() {
+        workers.parallelStream().forEach(Kolo::close);
+    }
+
     /** Runs {@code tasks} concurrently, one thread each; their results in order, or the first failure. */
     private static <T> List<T> all(List<Callable<T>> tasks, long timeoutSeconds) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(tasks.size());
@@ -57,10 +62,5 @@ final class InJvmJob implements AutoCloseable {
         } finally {
             pool.shutdownNow();
         }
-    }
-
-    @Override
-    public void close() {
-        workers.parallelStream().forEach(Kolo::close);
     }
 }
