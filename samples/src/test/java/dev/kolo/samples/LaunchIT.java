@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,16 +39,8 @@ class LaunchIT {
             assertEquals(1, launch.lines(l -> l.matches("\\[0] epoch 1 done: test_accuracy=0\\.\\d{4} .*")).size(),
                     launch.transcript());
             // Each worker's last line is its summary, and all agree on the parameters' checksum.
-            Set<String> checksums = new java.util.HashSet<>();
-            for (int rank = 0; rank < 3; rank++) {
-                String prefix = "[" + rank + "] ";
-                List<String> own = launch.lines(l -> l.startsWith(prefix));
-                String last = own.get(own.size() - 1).substring(prefix.length());
-                assertTrue(last.matches("kolo: done rank=" + rank
-                        + " size=3 epochs=1 test_accuracy=0\\.\\d{4} checksum=[0-9a-f]{16}"), launch.transcript());
-                checksums.add(last.replaceAll(".*checksum=", ""));
-            }
-            assertEquals(1, checksums.size(), launch.transcript());
+            assertSummariesAgree(launch, 3, rank -> "kolo: done rank=" + rank
+                    + " size=3 epochs=1 test_accuracy=0\\.\\d{4} checksum=[0-9a-f]{16}");
         }
     }
 
@@ -79,16 +72,8 @@ class LaunchIT {
                     + launch.transcript());
             assertEquals(2, launch.lines(l -> l.matches("\\[[01]] kolo: reset reason=worker_lost size=2 .*")).size(),
                     launch.transcript());
-            Set<String> checksums = new java.util.HashSet<>();
-            for (int w = 0; w < 2; w++) {
-                String prefix = "[" + w + "] ";
-                List<String> own = launch.lines(l -> l.startsWith(prefix));
-                String last = own.get(own.size() - 1).substring(prefix.length());
-                assertTrue(last.matches("kolo: done rank=\\d size=2 epochs=1 test_accuracy=0\\.\\d{4} "
-                        + "checksum=[0-9a-f]{16}"), launch.transcript());
-                checksums.add(last.replaceAll(".*checksum=", ""));
-            }
-            assertEquals(1, checksums.size(), launch.transcript());
+            assertSummariesAgree(launch, 2, w -> "kolo: done rank=\\d size=2 epochs=1 test_accuracy=0\\.\\d{4} "
+                    + "checksum=[0-9a-f]{16}");
             assertTrue(launch.lines(l -> l.contains("3 of 4 workers done (elastic)")).size() == 1, launch.transcript());
         }
     }
@@ -160,5 +145,21 @@ class LaunchIT {
                 .toList();
         alive.forEach(p -> ProcessHandle.of(p).ifPresent(ProcessHandle::destroyForcibly));
         throw new AssertionError("workers still alive after 15 s: " + alive);
+    }
+
+    /**
+     * Each of workers 0 to {@code n - 1} ends with a summary line that matches {@code summary} (given the worker's
+     * index), and all agree on the parameters' checksum.
+     */
+    private static void assertSummariesAgree(WorkerProcess launch, int n, IntFunction<String> summary) {
+        Set<String> checksums = new java.util.HashSet<>();
+        for (int w = 0; w < n; w++) {
+            String prefix = "[" + w + "] ";
+            List<String> own = launch.lines(l -> l.startsWith(prefix));
+            String last = own.get(own.size() - 1).substring(prefix.length());
+            assertTrue(last.matches(summary.apply(w)), launch.transcript());
+            checksums.add(last.replaceAll(".*checksum=", ""));
+        }
+        assertEquals(1, checksums.size(), launch.transcript());
     }
 }

@@ -9,17 +9,14 @@ package dev.kolo.runtime.train;
  * decouples it. Keeps {@code <name>.m}, {@code <name>.v} and {@code <name>.step} per parameter name, created
  * on first use (see {@link #state}). Not thread-safe (one training thread).
  */
-public final class Adam implements UpdateRule {
-    private final AdamMoments moments;
-    private final float weightDecay;
-
+public final class Adam extends AdamFamily {
     /**
      * Adam with beta1 0.9, beta2 0.999 and epsilon 1e-8.
      *
      * @param weightDecay L2 penalty added to the gradient, 0 for none
      */
     public Adam(double weightDecay) {
-        this(AdamMoments.DEFAULT_BETA1, AdamMoments.DEFAULT_BETA2, AdamMoments.DEFAULT_EPSILON, weightDecay);
+        super("Adam", weightDecay);
     }
 
     /**
@@ -30,26 +27,20 @@ public final class Adam implements UpdateRule {
      * @throws IllegalArgumentException naming the bad value and the valid range
      */
     public Adam(double beta1, double beta2, double epsilon, double weightDecay) {
-        this.moments = new AdamMoments("Adam", beta1, beta2, epsilon);
-        this.weightDecay = AdamMoments.checkWeightDecay("Adam", weightDecay);
+        super("Adam", beta1, beta2, epsilon, weightDecay);
+    }
+
+    /** The L2 term: {@code weightDecay * w} added to the gradient, so it passes through the moments. */
+    @Override
+    float gradientL2() {
+        return (float) weightDecay;
     }
 
     @Override
-    public void apply(Parameter p, double learningRate) {
-        AdamMoments.Moments s = moments.advance(p, weightDecay);
-        float[] w = p.values();
+    void update(AdamMoments.Moments s, float[] w, double learningRate) {
         float lr = (float) learningRate;
         for (int i = 0; i < w.length; i++) {
             w[i] -= lr * s.direction(i);
         }
-    }
-
-    /**
-     * Hands over {@code p.name() + ".m"} and {@code ".v"} (the parameter's shape) and {@code ".step"} (a
-     * {@code long[1]}).
-     */
-    @Override
-    public void state(Parameter p, StateSink sink) {
-        moments.state(p, sink);
     }
 }

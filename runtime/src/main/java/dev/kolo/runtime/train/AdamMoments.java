@@ -47,13 +47,12 @@ final class AdamMoments {
         this.epsilon = (float) epsilon;
     }
 
-    /** @return {@code weightDecay} as a float, after checking that it is finite and not negative */
-    static float checkWeightDecay(String rule, double weightDecay) {
+    /** Checks that {@code weightDecay} is finite and not negative. */
+    static void checkWeightDecay(String rule, double weightDecay) {
         if (!(weightDecay >= 0) || Double.isInfinite(weightDecay)) {
             throw new IllegalArgumentException(rule + ": weightDecay must be a finite number >= 0, 0 for none (got "
                     + weightDecay + ")");
         }
-        return (float) weightDecay;
     }
 
     private void checkBeta(String name, double beta) {

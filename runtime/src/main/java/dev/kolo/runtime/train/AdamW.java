@@ -7,17 +7,14 @@ package dev.kolo.runtime.train;
  * gradient's scale. Keeps {@code <name>.m}, {@code <name>.v} and {@code <name>.step} per parameter name, created
  * on first use (see {@link #state}). Not thread-safe (one training thread).
  */
-public final class AdamW implements UpdateRule {
-    private final AdamMoments moments;
-    private final double weightDecay;
-
+public final class AdamW extends AdamFamily {
     /**
      * AdamW with beta1 0.9, beta2 0.999 and epsilon 1e-8.
      *
      * @param weightDecay fraction of the weights removed per unit of learning rate, typically 0.01
      */
     public AdamW(double weightDecay) {
-        this(AdamMoments.DEFAULT_BETA1, AdamMoments.DEFAULT_BETA2, AdamMoments.DEFAULT_EPSILON, weightDecay);
+        super("AdamW", weightDecay);
     }
 
     /**
@@ -28,27 +25,15 @@ public final class AdamW implements UpdateRule {
      * @throws IllegalArgumentException naming the bad value and the valid range
      */
     public AdamW(double beta1, double beta2, double epsilon, double weightDecay) {
-        this.moments = new AdamMoments("AdamW", beta1, beta2, epsilon);
-        this.weightDecay = AdamMoments.checkWeightDecay("AdamW", weightDecay);
+        super("AdamW", beta1, beta2, epsilon, weightDecay);
     }
 
     @Override
-    public void apply(Parameter p, double learningRate) {
-        AdamMoments.Moments s = moments.advance(p, 0f);
-        float[] w = p.values();
+    void update(AdamMoments.Moments s, float[] w, double learningRate) {
         float lr = (float) learningRate;
         float keep = (float) (1 - learningRate * weightDecay);
         for (int i = 0; i < w.length; i++) {
             w[i] = w[i] * keep - lr * s.direction(i);
         }
-    }
-
-    /**
-     * Hands over {@code p.name() + ".m"} and {@code ".v"} (the parameter's shape) and {@code ".step"} (a
-     * {@code long[1]}).
-     */
-    @Override
-    public void state(Parameter p, StateSink sink) {
-        moments.state(p, sink);
     }
 }

@@ -239,9 +239,7 @@ public final class DistributedOptimizer {
 
         /** Backward passes accumulated locally per exchange and update; default 1. */
         public Builder backwardPassesPerStep(int passes) {
-            if (passes < 1) {
-                throw new IllegalArgumentException("backwardPassesPerStep must be at least 1 (got " + passes + ")");
-            }
+            Checks.atLeastOne("backwardPassesPerStep", passes);
             this.passesPerStep = passes;
             return this;
         }

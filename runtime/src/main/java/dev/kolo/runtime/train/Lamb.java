@@ -9,17 +9,14 @@ package dev.kolo.runtime.train;
  * Norms are accumulated in double. Keeps {@code <name>.m}, {@code <name>.v} and {@code <name>.step} per
  * parameter name, created on first use (see {@link #state}). Not thread-safe (one training thread).
  */
-public final class Lamb implements UpdateRule {
-    private final AdamMoments moments;
-    private final float weightDecay;
-
+public final class Lamb extends AdamFamily {
     /**
      * LAMB with beta1 0.9, beta2 0.999 and epsilon 1e-8.
      *
      * @param weightDecay weight added to the direction, 0 for none (the paper trains BERT with 0.01)
      */
     public Lamb(double weightDecay) {
-        this(AdamMoments.DEFAULT_BETA1, AdamMoments.DEFAULT_BETA2, AdamMoments.DEFAULT_EPSILON, weightDecay);
+        super("Lamb", weightDecay);
     }
 
     /**
@@ -30,18 +27,16 @@ public final class Lamb implements UpdateRule {
      * @throws IllegalArgumentException naming the bad value and the valid range
      */
     public Lamb(double beta1, double beta2, double epsilon, double weightDecay) {
-        this.moments = new AdamMoments("Lamb", beta1, beta2, epsilon);
-        this.weightDecay = AdamMoments.checkWeightDecay("Lamb", weightDecay);
+        super("Lamb", beta1, beta2, epsilon, weightDecay);
     }
 
     @Override
-    public void apply(Parameter p, double learningRate) {
-        AdamMoments.Moments s = moments.advance(p, 0f);
-        float[] w = p.values();
+    void update(AdamMoments.Moments s, float[] w, double learningRate) {
+        float decay = (float) weightDecay;
         double weightNorm2 = 0;
         double directionNorm2 = 0;
         for (int i = 0; i < w.length; i++) {
-            float r = direction(s, w, i);
+            float r = direction(s, w, i, decay);
             weightNorm2 += (double) w[i] * w[i];
             directionNorm2 += (double) r * r;
         }
@@ -51,20 +46,11 @@ public final class Lamb implements UpdateRule {
         // r is computed again rather than kept: the same float arithmetic gives the same value, and a step
         // then needs no parameter-sized scratch array.
         for (int i = 0; i < w.length; i++) {
-            w[i] -= step * direction(s, w, i);
+            w[i] -= step * direction(s, w, i, decay);
         }
     }
 
-    private float direction(AdamMoments.Moments s, float[] w, int i) {
+    private static float direction(AdamMoments.Moments s, float[] w, int i, float weightDecay) {
         return s.direction(i) + weightDecay * w[i];
-    }
-
-    /**
-     * Hands over {@code p.name() + ".m"} and {@code ".v"} (the parameter's shape) and {@code ".step"} (a
-     * {@code long[1]}).
-     */
-    @Override
-    public void state(Parameter p, StateSink sink) {
-        moments.state(p, sink);
     }
 }

@@ -123,27 +123,21 @@ public final class LearningRateSchedule {
 
         /** Epochs of linear warm-up from the base rate to the scaled one; 0 (default) for none. */
         public Builder warmupEpochs(double epochs) {
-            if (!(epochs >= 0)) {
-                throw new IllegalArgumentException("warm-up epochs must be 0 or more (got " + epochs + ")");
-            }
+            Checks.notNegative("warm-up epochs", epochs);
             this.warmupEpochs = epochs;
             return this;
         }
 
         /** Optimizer steps per epoch, to convert steps into epochs; default 1. */
         public Builder stepsPerEpoch(long steps) {
-            if (steps < 1) {
-                throw new IllegalArgumentException("stepsPerEpoch must be at least 1 (got " + steps + ")");
-            }
+            Checks.atLeastOne("stepsPerEpoch", steps);
             this.stepsPerEpoch = steps;
             return this;
         }
 
         /** After the warm-up, decay along a half cosine to zero at epoch {@code totalEpochs}; 0 (default) keeps the rate. */
         public Builder cosineDecay(double totalEpochs) {
-            if (!(totalEpochs >= 0)) {
-                throw new IllegalArgumentException("decay epochs must be 0 or more (got " + totalEpochs + ")");
-            }
+            Checks.notNegative("decay epochs", totalEpochs);
             this.decayEpochs = totalEpochs;
             return this;
         }

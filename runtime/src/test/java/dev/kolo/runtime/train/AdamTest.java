@@ -4,15 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;
 
-class AdamTest {
-    @Test
-    void fiveStepsMatchTheDoublePrecisionReference() {
-        RuleChecks.matchesReference(new Adam(0), DoubleAdam.Kind.ADAM, 0);
-    }
-
-    @Test
-    void l2WeightDecayGoesThroughTheMoments() {
-        RuleChecks.matchesReference(new Adam(0.1), DoubleAdam.Kind.ADAM, 0.1);
+/** Adam: the L2 weight decay goes through the moments (the reference's weight decays check it). */
+class AdamTest extends AdamFamilyContract {
+    AdamTest() {
+        super("Adam", DoubleAdam.Kind.ADAM, Adam::new, Adam::new);
     }
 
     /**
@@ -34,15 +29,5 @@ class AdamTest {
                 assertEquals(expected, p.values()[i] - before[i], 1e-6 * 0.1 * step, "step " + step + ", w[" + i + "]");
             }
         }
-    }
-
-    @Test
-    void stateIsLiveAndComplete() {
-        RuleChecks.stateIsLiveAndComplete(() -> new Adam(0.01));
-    }
-
-    @Test
-    void refusesBadArguments() {
-        RuleChecks.refusesBadArguments("Adam", Adam::new);
     }
 }

@@ -4,10 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;
 
-class AdamWTest {
-    @Test
-    void fiveStepsMatchTheDoublePrecisionReference() {
-        RuleChecks.matchesReference(new AdamW(0.1), DoubleAdam.Kind.ADAMW, 0.1);
+class AdamWTest extends AdamFamilyContract {
+    AdamWTest() {
+        super("AdamW", DoubleAdam.Kind.ADAMW, AdamW::new, AdamW::new);
     }
 
     @Test
@@ -50,15 +49,5 @@ class AdamWTest {
             assertEquals(-lr * wd * w0[i], decoupled.values()[i] - plain.values()[i], 2e-7 * Math.abs(w0[i]) + 1e-9,
                     "w[" + i + "]");
         }
-    }
-
-    @Test
-    void stateIsLiveAndComplete() {
-        RuleChecks.stateIsLiveAndComplete(() -> new AdamW(0.01));
-    }
-
-    @Test
-    void refusesBadArguments() {
-        RuleChecks.refusesBadArguments("AdamW", AdamW::new);
     }
 }

@@ -7,17 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
-import dev.kolo.runtime.KoloConfig;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
-import java.util.UUID;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,50 +18,17 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DistributedOptimizerTest {
     private static final int NP = 3;
-    private static List<Kolo> workers;
+    private static InJvmJob job;
 
     @BeforeAll
     static void formJob() throws Exception {
-        String job = "train-" + UUID.randomUUID().toString().substring(0, 8);
-        int port = 12000 + 20 * (500 + new Random().nextInt(400));
-        ExecutorService pool = Executors.newFixedThreadPool(NP);
-        try {
-            List<Future<Kolo>> f = new ArrayList<>();
-            for (int i = 0; i < NP; i++) {
-                KoloConfig c = KoloConfig.builder().jobName(job).np(NP).metricsPort(0).clusterPort(port)
-                        .rendezvousTimeout(Duration.ofSeconds(60)).build();
-                f.add(pool.submit(() -> Kolo.init(c)));
-            }
-            workers = new ArrayList<>();
-            for (Future<Kolo> k : f) {
-                workers.add(k.get());
-            }
-        } finally {
-            pool.shutdownNow();
-        }
+        job = InJvmJob.form("train", NP, b -> b);
     }
 
     @AfterAll
     static void leave() {
-        if (workers != null) {
-            workers.parallelStream().forEach(Kolo::close);
-        }
-    }
-
-    private static <T> List<T> onAll(Function<Kolo, T> action) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(NP);
-        try {
-            List<Future<T>> f = new ArrayList<>();
-            for (Kolo k : workers) {
-                f.add(pool.submit(() -> action.apply(k)));
-            }
-            List<T> out = new ArrayList<>();
-            for (Future<T> r : f) {
-                out.add(r.get(100, TimeUnit.SECONDS));
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
+        if (job != null) {
+            job.close();
         }
     }
 
@@ -96,7 +54,7 @@ class DistributedOptimizerTest {
     /** Runs {@code steps} steps of {@code passes} passes on two parameters; returns each rank's values. */
     private static List<float[][]> train(String prefix, Compression c, int passes, int steps, double lr)
             throws Exception {
-        return onAll(kolo -> {
+        return job.onAll(kolo -> {
             int rank = kolo.rank();
             Parameter a = Parameter.of("a", new float[] {rank, rank, rank, rank}, new float[4], 2, 2);
             Parameter b = Parameter.of("b", new float[1000], new float[1000]);
@@ -164,7 +122,7 @@ class DistributedOptimizerTest {
 
     @Test
     void unreportedGradientsAreExchangedAtTheStep() throws Exception {
-        List<float[]> r = onAll(kolo -> {
+        List<float[]> r = job.onAll(kolo -> {
             Parameter p = Parameter.of("p", new float[8], new float[8]);
             DistributedOptimizer opt = DistributedOptimizer.builder(kolo, List.of(p)).namePrefix("late.").build();
             java.util.Arrays.fill(p.gradient(), kolo.rank());
@@ -178,7 +136,7 @@ class DistributedOptimizerTest {
 
     @Test
     void rejectsMisuse() {
-        Kolo kolo = workers.get(0);
+        Kolo kolo = job.workers.get(0);
         Parameter p = Parameter.of("p", new float[2], new float[2]);
         assertThrows(IllegalArgumentException.class, () -> DistributedOptimizer.builder(kolo,
                 List.of(p, Parameter.of("p", new float[1], new float[1]))));

@@ -5,18 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
-import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,7 +27,8 @@ class DistributedOptimizerTimeoutTest {
 
     @Test
     void aStepWhosePeerNeverStepsFailsAfterTheOpTimeout() throws Exception {
-        List<Kolo> workers = formJob(2);
+        InJvmJob job = InJvmJob.form("train-timeout", 2, b -> b.opTimeout(OP_TIMEOUT));
+        List<Kolo> workers = job.workers;
         ExecutorService training = Executors.newSingleThreadExecutor();
         try {
             Kolo rank0 = workers.get(0).rank() == 0 ? workers.get(0) : workers.get(1);
@@ -51,28 +47,7 @@ class DistributedOptimizerTimeoutTest {
                     "failed after " + tookMs + " ms with an op timeout of " + OP_TIMEOUT.toMillis() + " ms");
         } finally {
             training.shutdownNow();
-            workers.parallelStream().forEach(Kolo::close);
-        }
-    }
-
-    private static List<Kolo> formJob(int np) throws Exception {
-        String job = "train-timeout-" + UUID.randomUUID().toString().substring(0, 8);
-        int port = 12000 + 20 * (500 + new Random().nextInt(400));
-        ExecutorService pool = Executors.newFixedThreadPool(np);
-        try {
-            List<Future<Kolo>> f = new ArrayList<>();
-            for (int i = 0; i < np; i++) {
-                KoloConfig c = KoloConfig.builder().jobName(job).np(np).metricsPort(0).clusterPort(port)
-                        .rendezvousTimeout(Duration.ofSeconds(60)).opTimeout(OP_TIMEOUT).build();
-                f.add(pool.submit(() -> Kolo.init(c)));
-            }
-            List<Kolo> workers = new ArrayList<>();
-            for (Future<Kolo> k : f) {
-                workers.add(k.get(70, TimeUnit.SECONDS));
-            }
-            return workers;
-        } finally {
-            pool.shutdownNow();
+            job.close();
         }
     }
 }

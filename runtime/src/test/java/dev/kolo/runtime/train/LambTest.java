@@ -5,15 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;
 
-class LambTest {
-    @Test
-    void fiveStepsMatchTheDoublePrecisionReference() {
-        RuleChecks.matchesReference(new Lamb(0.01), DoubleAdam.Kind.LAMB, 0.01);
-    }
-
-    @Test
-    void withoutWeightDecay() {
-        RuleChecks.matchesReference(new Lamb(0), DoubleAdam.Kind.LAMB, 0);
+class LambTest extends AdamFamilyContract {
+    LambTest() {
+        super("Lamb", DoubleAdam.Kind.LAMB, Lamb::new, Lamb::new);
     }
 
     /** The trust ratio scales each parameter's step to lr times its weights' norm, whatever the gradient's scale. */
@@ -47,16 +41,6 @@ class LambTest {
         Parameter p = Parameter.of("w", new float[] {1f, -2f}, new float[2]);
         new Lamb(0).apply(p, 0.1);
         assertArrayEquals(new float[] {1f, -2f}, p.values());
-    }
-
-    @Test
-    void stateIsLiveAndComplete() {
-        RuleChecks.stateIsLiveAndComplete(() -> new Lamb(0.01));
-    }
-
-    @Test
-    void refusesBadArguments() {
-        RuleChecks.refusesBadArguments("Lamb", Lamb::new);
     }
 
     private static double norm(float[] a) {

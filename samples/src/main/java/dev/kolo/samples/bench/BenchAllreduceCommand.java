@@ -7,7 +7,6 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
-import dev.kolo.samples.launch.ParentWatch;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -59,7 +58,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     boolean fusedStep;
 
     @Mixin
-    JsonOption output = new JsonOption();
+    BenchWorkers role = new BenchWorkers();
 
     @Option(names = "--metrics-port", paramLabel = "PORT", defaultValue = "0",
             description = "Serve and record metrics on PORT + rank; 0 (default) leaves metrics off.")
@@ -68,9 +67,6 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     @Option(names = "--timeline", paramLabel = "PATH",
             description = "Write a Chrome-trace timeline per worker ({rank} in PATH becomes the rank).")
     String timeline;
-
-    @Mixin
-    BenchWorkers role = new BenchWorkers();
 
     @Override
     public Integer call() {
@@ -94,24 +90,20 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         if (!fusedStep) {
             args.add("--no-fused-step");
         }
-        if (output.json) {
-            args.add("--json");
-        }
         args.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
         if (timeline != null) {
             args.addAll(List.of("--timeline", timeline));
         }
-        return BenchWorkers.start("allreduce", np, args, BenchWorkers::rankZeroResults);
+        return role.launch("allreduce", np, args);
     }
 
     private int runWorker() {
         KoloConfig.Builder b = KoloConfig.builderFromEnvironment();
         int rankHint = b.build().rankHint().orElse(0);
-        KoloConfig config = b.metricsPort(metricsPort == 0 ? 0 : metricsPort + rankHint).timeline(timeline).build();
-        ParentWatch.startIfLaunched();
-        try (Kolo kolo = Kolo.init(config)) {
+        try (Kolo kolo = BenchWorkers.joinJob(b.metricsPort(metricsPort == 0 ? 0 : metricsPort + rankHint)
+                .timeline(timeline))) {
             int n = kolo.size();
-            if (!output.json && kolo.rank() == 0) {
+            if (!role.json() && kolo.rank() == 0) {
                 System.out.printf(Locale.ROOT, "| %12s | %12s | %10s | %10s | %12s |  (np %d, %s kernels)%n", "bytes",
                         "time_us", "algbw_GBps", "busbw_GBps", "b2b_us", n, kolo.kernels());
             }
@@ -211,7 +203,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         }
         double algbw = bytes / seconds / 1e9;
         double busbw = algbw * 2.0 * (n - 1) / n;
-        if (output.json) {
+        if (role.json()) {
             System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce\",\"dtype\":\"float32\",\"np\":%d,\"bytes\":%d,"
                     + "\"time_us\":%.2f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,\"b2b_us\":%.2f}%n", n, bytes,
                     seconds * 1e6, algbw, busbw, backToBack * 1e6);
@@ -245,7 +237,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         double one = timeOps(kolo, "single", () -> kolo.allreduceInPlace("single", single, ReduceOp.SUM));
         if (kolo.rank() == 0) {
             long bytes = total * 4;
-            if (output.json) {
+            if (role.json()) {
                 System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce_fused_step\",\"np\":%d,\"tensors\":%d,"
                         + "\"bytes\":%d,\"step_ms\":%.2f,\"single_ms\":%.2f,\"ratio\":%.3f}%n",
                         n, shapes.size(), bytes, step * 1e3, one * 1e3, step / one);

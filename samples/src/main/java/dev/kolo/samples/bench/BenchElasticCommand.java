@@ -57,9 +57,6 @@ public final class BenchElasticCommand implements Callable<Integer> {
     long computeMs;
 
     @Mixin
-    JsonOption output = new JsonOption();
-
-    @Mixin
     BenchWorkers role = new BenchWorkers();
 
     @Override
@@ -77,9 +74,7 @@ public final class BenchElasticCommand implements Callable<Integer> {
     // ------------------------------------------------------------------ one worker
 
     private int runWorker() {
-        ParentWatch.startIfLaunched();
-        KoloConfig config = KoloConfig.builderFromEnvironment().metricsPort(0).build();
-        Kolo kolo = Kolo.init(config);
+        Kolo kolo = BenchWorkers.joinJob(KoloConfig.builderFromEnvironment().metricsPort(0));
         int n = (int) (bytes / 4);
         float[] w = new float[n];
         Tensor grad = Tensor.allocate(DType.FLOAT32, n);
@@ -122,7 +117,7 @@ public final class BenchElasticCommand implements Callable<Integer> {
         int port = 16000 + 20 * new Random().nextInt(200);
         Thread cleanup = new Thread(() -> workers.forEach(Process::destroyForcibly));
         Runtime.getRuntime().addShutdownHook(cleanup);
-        if (!output.json) {
+        if (!role.json()) {
             System.out.printf(Locale.ROOT, "| %5s | %4s | %10s |  (%d bytes per allreduce, %d ms compute)%n", "trial",
                     "np", "recovery_s", bytes, computeMs);
         }
@@ -144,7 +139,7 @@ public final class BenchElasticCommand implements Callable<Integer> {
                 last.remove(victim);
                 double recovery = awaitRecovery(genBefore, killedAt, np - 1, 60);
                 results.add(recovery);
-                if (output.json) {
+                if (role.json()) {
                     System.out.printf(Locale.ROOT, "{\"bench\":\"elastic\",\"np\":%d,\"trial\":%d,\"recovery_s\":%.3f}%n",
                             np, trial, recovery);
                 } else {

@@ -7,7 +7,6 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
-import dev.kolo.samples.launch.ParentWatch;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -51,9 +50,6 @@ public final class BenchJitterCommand implements Callable<Integer> {
     boolean tls;
 
     @Mixin
-    JsonOption output = new JsonOption();
-
-    @Mixin
     BenchWorkers role = new BenchWorkers();
 
     @Override
@@ -78,10 +74,7 @@ public final class BenchJitterCommand implements Callable<Integer> {
         if (tls) {
             args.add("--tls");
         }
-        if (output.json) {
-            args.add("--json");
-        }
-        return BenchWorkers.start("jitter", np, args, BenchWorkers::rankZeroResults);
+        return role.launch("jitter", np, args);
     }
 
     private int runWorker() {
@@ -89,8 +82,7 @@ public final class BenchJitterCommand implements Callable<Integer> {
         if (!tls) {
             b.tlsCert(null).tlsKey(null).tlsCa(null);
         }
-        ParentWatch.startIfLaunched();
-        try (Kolo kolo = Kolo.init(b.build())) {
+        try (Kolo kolo = BenchWorkers.joinJob(b)) {
             Random random = new Random(1_000_003L * kolo.rank() + 17);
             List<Tensor> grads = new ArrayList<>();
             for (int n : ELEMENTS) {
@@ -120,7 +112,7 @@ public final class BenchJitterCommand implements Callable<Integer> {
             double[] slowest = kolo.allreduce("jitter.result", Tensor.of(new double[] {total, worstNanos / 1e6}, 2),
                     ReduceOp.MAX).toDoubleArray();
             if (kolo.rank() == 0) {
-                if (output.json) {
+                if (role.json()) {
                     System.out.printf(Locale.ROOT, "{\"bench\":\"jitter\",\"np\":%d,\"tls\":%b,\"steps\":%d,"
                             + "\"total_s\":%.3f,\"worst_step_ms\":%.3f}%n", kolo.size(), tls, steps, slowest[0],
                             slowest[1]);

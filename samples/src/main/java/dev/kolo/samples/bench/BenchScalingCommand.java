@@ -7,7 +7,6 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
-import dev.kolo.samples.launch.ParentWatch;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -51,9 +50,6 @@ public final class BenchScalingCommand implements Callable<Integer> {
     String dtype;
 
     @Mixin
-    JsonOption output = new JsonOption();
-
-    @Mixin
     BenchWorkers role = new BenchWorkers();
 
     @Override
@@ -78,7 +74,7 @@ public final class BenchScalingCommand implements Callable<Integer> {
 
     /** np 1 first (the baseline), then np N; one result line each. */
     private int launchBoth(int np) {
-        if (!output.json) {
+        if (!role.json()) {
             System.out.printf(Locale.ROOT, "| %4s | %10s | %10s |  (ResNet-50 gradients, %s, %.0f ms compute)%n",
                     "np", "step_ms", "efficiency", dtype, computeMs);
         }
@@ -106,7 +102,7 @@ public final class BenchScalingCommand implements Callable<Integer> {
                 baseline[0] = stepMs[0];
             }
             double efficiency = baseline[0] / stepMs[0];
-            if (output.json) {
+            if (role.json()) {
                 System.out.printf(Locale.ROOT, "{\"bench\":\"scaling\",\"np\":%d,\"step_ms\":%.2f,\"efficiency\":%.4f}%n",
                         n, stepMs[0], efficiency);
             } else {
@@ -118,9 +114,7 @@ public final class BenchScalingCommand implements Callable<Integer> {
     }
 
     private int runWorker(DType type) {
-        KoloConfig config = KoloConfig.builderFromEnvironment().metricsPort(0).build();
-        ParentWatch.startIfLaunched();
-        try (Kolo kolo = Kolo.init(config)) {
+        try (Kolo kolo = BenchWorkers.joinJob(KoloConfig.builderFromEnvironment().metricsPort(0))) {
             List<long[]> shapes = ResNet50Shapes.backwardOrder();
             List<Tensor> grads = new ArrayList<>(shapes.size());
             List<String> names = new ArrayList<>(shapes.size());

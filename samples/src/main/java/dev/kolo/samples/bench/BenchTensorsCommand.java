@@ -7,7 +7,6 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
-import dev.kolo.samples.launch.ParentWatch;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -43,9 +42,6 @@ public final class BenchTensorsCommand implements Callable<Integer> {
     int steps;
 
     @Mixin
-    JsonOption output = new JsonOption();
-
-    @Mixin
     BenchWorkers role = new BenchWorkers();
 
     @Override
@@ -63,19 +59,13 @@ public final class BenchTensorsCommand implements Callable<Integer> {
 
     private int launch(int np) {
         String counts = String.join(",", Arrays.stream(tensors).mapToObj(Integer::toString).toList());
-        List<String> args = new ArrayList<>(List.of("--tensors", counts, "--elements", Integer.toString(elements),
+        return role.launch("tensors", np, List.of("--tensors", counts, "--elements", Integer.toString(elements),
                 "--steps", Integer.toString(steps)));
-        if (output.json) {
-            args.add("--json");
-        }
-        return BenchWorkers.start("tensors", np, args, BenchWorkers::rankZeroResults);
     }
 
     private int runWorker() {
-        KoloConfig config = KoloConfig.builderFromEnvironment().metricsPort(0).build();
-        ParentWatch.startIfLaunched();
-        try (Kolo kolo = Kolo.init(config)) {
-            if (!output.json && kolo.rank() == 0) {
+        try (Kolo kolo = BenchWorkers.joinJob(KoloConfig.builderFromEnvironment().metricsPort(0))) {
+            if (!role.json() && kolo.rank() == 0) {
                 System.out.printf(Locale.ROOT, "| %8s | %10s | %12s |  (np %d, %d float32 each)%n", "tensors",
                         "step_ms", "per_tensor_us", kolo.size(), elements);
             }
@@ -104,7 +94,7 @@ public final class BenchTensorsCommand implements Callable<Integer> {
                 Arrays.sort(slowest);
                 double step = slowest[steps / 2];
                 if (kolo.rank() == 0) {
-                    if (output.json) {
+                    if (role.json()) {
                         System.out.printf(Locale.ROOT, "{\"bench\":\"tensors\",\"np\":%d,\"tensors\":%d,\"elements\":%d,"
                                 + "\"step_ms\":%.3f,\"per_tensor_us\":%.3f}%n", kolo.size(), n, elements, step * 1e3,
                                 step * 1e6 / n);

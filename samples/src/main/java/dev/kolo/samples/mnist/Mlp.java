@@ -188,11 +188,15 @@ final class Mlp implements SampleModel {
                 if (a == 0f) {
                     continue;
                 }
-                int wk = k * outSize;
-                for (int j = 0; j < outSize; j++) {
-                    out[o + j] += a * w[wk + j];
-                }
+                addScaled(a, w, k * outSize, out, o, outSize);
             }
+        }
+    }
+
+    /** y[yAt + j] += a * x[xAt + j] for j below n: one input's contribution to a row of outputs. */
+    private static void addScaled(float a, float[] x, int xAt, float[] y, int yAt, int n) {
+        for (int j = 0; j < n; j++) {
+            y[yAt + j] += a * x[xAt + j];
         }
     }
 
@@ -249,10 +253,7 @@ final class Mlp implements SampleModel {
                 if (a == 0f) {
                     continue;
                 }
-                int wk = k * out;
-                for (int j = 0; j < out; j++) {
-                    dw[wk + j] += a * d[row + j];
-                }
+                addScaled(a, d, row, dw, k * out, out);
             }
         }
     }

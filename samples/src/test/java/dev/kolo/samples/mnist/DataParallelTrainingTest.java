@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -93,18 +94,18 @@ class DataParallelTrainingTest {
         ExecutorService pool = Executors.newFixedThreadPool(job.size());
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
-            List<Future<TrainResult>> f = new ArrayList<>();
+            List<Callable<TrainResult>> runs = new ArrayList<>();
             for (Kolo k : job) {
-                f.add(pool.submit(() -> {
+                runs.add(() -> {
                     Trainer t = new Trainer(k, data, s, out);
                     try (TrainingState state = new TrainingState(k, t.model(), t.rule(), s)) {
                         return t.run(state);
                     }
-                }));
+                });
             }
             List<TrainResult> results = new ArrayList<>();
-            for (Future<TrainResult> r : f) {
-                results.add(r.get(140, TimeUnit.SECONDS));
+            for (Future<TrainResult> r : pool.invokeAll(runs, 140, TimeUnit.SECONDS)) {
+                results.add(r.get());
             }
             return results;
         } finally {
