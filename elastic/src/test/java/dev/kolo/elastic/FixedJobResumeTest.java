@@ -25,11 +25,9 @@ class FixedJobResumeTest {
     void lostWorkerStopsTheJobAndARestartResumesFromTheCheckpoint() throws Exception {
         Path dir = Files.createTempDirectory("ew-fixed");
         try (WorkerProcesses job = new WorkerProcesses(3, 0, 0)) {
-            job.prop("ew.dim", DIM).prop("ew.steps", STEPS).prop("ew.sleepMs", 60).prop("ew.checkpointEvery", 2)
+            job.training(DIM, STEPS, 60).prop("ew.checkpointEvery", 2)
                     .env("KOLO_CHECKPOINT_DIR", dir.toString());
-            for (int i = 0; i < 3; i++) {
-                job.start();
-            }
+            job.startAll(3);
             List<String> ready = job.awaitEach(0, 3, 60, "ready", l -> l.contains("ew ready"));
             job.awaitEach(0, 3, 60, "step 14", l -> l.contains("ew step=14 "));
             int victim = 1;
@@ -56,9 +54,7 @@ class FixedJobResumeTest {
             }
 
             mark = job.lines.size();
-            for (int i = 0; i < 3; i++) {
-                job.start();
-            }
+            job.startAll(3);
             List<String> starts = job.awaitEach(mark, 3, 60, "the restarted job starting", l -> l.contains("ew start"));
             long resumedAt = Long.parseLong(WorkerProcesses.field(starts.get(0), "step"));
             assertTrue(resumedAt >= 4, "did not resume from a checkpoint: " + starts.get(0));

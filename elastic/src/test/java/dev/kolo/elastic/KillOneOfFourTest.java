@@ -21,10 +21,8 @@ class KillOneOfFourTest {
     @Test
     void survivorsRecoverWithinSecondsAndFinish() throws Exception {
         try (WorkerProcesses job = new WorkerProcesses(4, 2, 4)) {
-            job.prop("ew.dim", DIM).prop("ew.steps", STEPS).prop("ew.sleepMs", 30);
-            for (int i = 0; i < 4; i++) {
-                job.start();
-            }
+            job.training(DIM, STEPS, 30);
+            job.startAll(4);
             job.awaitEach(0, 4, 60, "step 6", l -> l.contains("ew step=6 "));
             int victim = 2;
             Thread.sleep(60 + new java.util.Random().nextInt(120)); // land inside a gradient allreduce, mostly

@@ -26,9 +26,7 @@ class MaxNpWaitTest {
         Path stop = Files.createTempDirectory("ew-stop").resolve("stop");
         try (WorkerProcesses job = new WorkerProcesses(3, 2, 3)) {
             job.prop("ew.dim", DIM).prop("ew.steps", 100000).prop("ew.stopFile", stop).prop("ew.sleepMs", 40);
-            for (int i = 0; i < 3; i++) {
-                job.start();
-            }
+            job.startAll(3);
             List<String> ready = job.awaitEach(0, 3, 60, "ready", l -> l.contains("ew ready"));
             String gen = WorkerProcesses.field(ready.get(0), "gen");
             job.awaitEach(0, 3, 60, "step 4", l -> l.contains("ew step=4 "));

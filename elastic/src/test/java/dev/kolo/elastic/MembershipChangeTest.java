@@ -22,10 +22,8 @@ class MembershipChangeTest {
     @Test
     void workerJoinsAtACommitAndAnotherLeavesOnSigterm() throws Exception {
         try (WorkerProcesses job = new WorkerProcesses(4, 2, 5)) {
-            job.prop("ew.dim", DIM).prop("ew.steps", STEPS).prop("ew.sleepMs", 120);
-            for (int i = 0; i < 4; i++) {
-                job.start();
-            }
+            job.training(DIM, STEPS, 120);
+            job.startAll(4);
             job.awaitEach(0, 4, 60, "step 2", l -> l.contains("ew step=2 "));
             int mark = job.lines.size();
             long startedAt = System.currentTimeMillis();

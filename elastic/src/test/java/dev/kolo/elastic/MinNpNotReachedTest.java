@@ -19,11 +19,9 @@ class MinNpNotReachedTest {
     void survivorsWaitThenFailClearly() throws Exception {
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("ew-minnp");
         try (WorkerProcesses job = new WorkerProcesses(4, 3, 4)) {
-            job.prop("ew.dim", 1 << 16).prop("ew.steps", 100000).prop("ew.sleepMs", 50).prop("ew.checkpointEvery", 1)
+            job.training(1 << 16, 100000, 50).prop("ew.checkpointEvery", 1)
                     .env("KOLO_ELASTIC_TIMEOUT", "6").env("KOLO_CHECKPOINT_DIR", dir.toString());
-            for (int i = 0; i < 4; i++) {
-                job.start();
-            }
+            job.startAll(4);
             job.awaitEach(0, 4, 60, "step 4", l -> l.contains("ew step=4 "));
             int mark = job.lines.size();
             long killedAt = System.nanoTime();

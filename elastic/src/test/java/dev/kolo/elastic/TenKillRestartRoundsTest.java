@@ -25,7 +25,7 @@ class TenKillRestartRoundsTest {
     void tenRoundsNoHangNoLeak() throws Exception {
         Path stop = Files.createTempDirectory("ew-rounds").resolve("stop");
         try (WorkerProcesses job = new WorkerProcesses(3, 2, 3)) {
-            job.prop("ew.dim", DIM).prop("ew.steps", 1_000_000).prop("ew.sleepMs", 40).prop("ew.stopFile", stop);
+            job.training(DIM, 1_000_000, 40).prop("ew.stopFile", stop);
             List<Integer> alive = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 alive.add(job.start());

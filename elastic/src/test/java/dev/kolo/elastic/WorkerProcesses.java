@@ -46,6 +46,18 @@ final class WorkerProcesses implements AutoCloseable {
         return this;
     }
 
+    /** Sets the training every worker runs: {@code dim} floats per step, {@code steps} steps, a pause per step. */
+    WorkerProcesses training(int dim, int steps, int sleepMs) {
+        return prop("ew.dim", dim).prop("ew.steps", steps).prop("ew.sleepMs", sleepMs);
+    }
+
+    /** Starts {@code n} more workers. */
+    void startAll(int n) throws Exception {
+        for (int i = 0; i < n; i++) {
+            start();
+        }
+    }
+
     /** Starts one more worker; returns its index. */
     int start() throws Exception {
         List<String> flags = new ArrayList<>(List.of("-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.Counter;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -28,24 +29,23 @@ class AbortedGenerationIdleTest {
         String name = LocalJob.uniqueName("abort-idle");
         try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).stallWarning(STALL_WARNING)
                 .build())) {
-            Kolo[] byRank = new Kolo[2];
-            job.workers.forEach(k -> byRank[k.rank()] = k);
+            List<Kolo> byRank = job.byRank();
             for (int i = 0; i < 2; i++) { // the first negotiates "w", the second agrees on it in a round
                 job.onAll(k -> k.allreduce("w", one(), ReduceOp.SUM));
             }
             ProcessCpu.awaitQuiet(0.05, Duration.ofSeconds(30));
 
             // Rank 0 alone submits the cached tensor: it waits in the agreement rounds for rank 1.
-            Counter hits = byRank[0].meterRegistry().get("kolo.cache.hits").counter();
+            Counter hits = byRank.get(0).meterRegistry().get("kolo.cache.hits").counter();
             double before = hits.count();
             long submitted = System.nanoTime();
-            CompletableFuture<Tensor> orphan = byRank[0].allreduceAsync("w", one(), ReduceOp.SUM);
+            CompletableFuture<Tensor> orphan = byRank.get(0).allreduceAsync("w", one(), ReduceOp.SUM);
             awaitCondition(() -> hits.count() > before, "rank 0 never admitted 'w' into its rounds");
             assertTrue(System.nanoTime() - submitted < DEMOTE_NANOS / 2, "too slow to test: 'w' is about to be "
                     + "sent to the coordinator, and the generation must end while it waits in rounds");
 
             // Rank 1 dies: its connections close at once, and rank 0's generation ends with 'w' still waiting.
-            byRank[1].close();
+            byRank.get(1).close();
             ExecutionException e = assertThrows(ExecutionException.class, () -> orphan.get(20, TimeUnit.SECONDS));
             assertInstanceOf(KoloException.class, e.getCause());
 

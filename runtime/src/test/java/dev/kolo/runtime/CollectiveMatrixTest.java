@@ -33,11 +33,7 @@ class CollectiveMatrixTest {
 
     private List<Kolo> ranks(int size) {
         LocalJob job = jobs.computeIfAbsent(size, LocalJob::start);
-        Kolo[] byRank = new Kolo[size];
-        for (Kolo k : job.workers) {
-            byRank[k.rank()] = k;
-        }
-        return List.of(byRank);
+        return job.byRank();
     }
 
     @AfterAll

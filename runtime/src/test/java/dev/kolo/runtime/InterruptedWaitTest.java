@@ -28,8 +28,7 @@ class InterruptedWaitTest {
     void interruptedAllreduceReturnsAtOnceAndTheJobGoesOn() throws Exception {
         String name = LocalJob.uniqueName("interrupt");
         try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).build())) {
-            Kolo[] byRank = new Kolo[2];
-            job.workers.forEach(k -> byRank[k.rank()] = k);
+            List<Kolo> byRank = job.byRank();
             job.onAll(k -> k.allreduce("warm-up", one(), ReduceOp.SUM));
             ProcessCpu.awaitQuiet(0.05, Duration.ofSeconds(30));
 
@@ -39,7 +38,7 @@ class InterruptedWaitTest {
             CountDownLatch ended = new CountDownLatch(1);
             Thread waiter = new Thread(() -> {
                 try {
-                    byRank[0].allreduce("late", one(), ReduceOp.SUM);
+                    byRank.get(0).allreduce("late", one(), ReduceOp.SUM);
                 } catch (Throwable e) {
                     thrown.set(e);
                 } finally {
@@ -67,7 +66,7 @@ class InterruptedWaitTest {
                     + "core for 2 s: " + idle);
 
             // The op was not withdrawn: rank 1's submit completes it, then the job goes on.
-            CompletableFuture<Tensor> late = byRank[1].allreduceAsync("late", one(), ReduceOp.SUM);
+            CompletableFuture<Tensor> late = byRank.get(1).allreduceAsync("late", one(), ReduceOp.SUM);
             assertArrayEquals(new float[] {2}, late.get(20, TimeUnit.SECONDS).toFloatArray(), 0f);
             List<Tensor> after = job.onAll(k -> k.allreduce("after", one(), ReduceOp.SUM));
             for (Tensor t : after) {

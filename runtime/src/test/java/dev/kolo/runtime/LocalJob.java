@@ -92,6 +92,13 @@ final class LocalJob implements AutoCloseable {
         }
     }
 
+    /** @return the workers indexed by their rank */
+    List<Kolo> byRank() {
+        Kolo[] byRank = new Kolo[workers.size()];
+        workers.forEach(k -> byRank[k.rank()] = k);
+        return List.of(byRank);
+    }
+
     @Override
     public void close() {
         workers.parallelStream().forEach(Kolo::close);

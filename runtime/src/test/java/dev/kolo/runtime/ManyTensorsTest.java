@@ -37,9 +37,7 @@ class ManyTensorsTest {
             String name = LocalJob.uniqueName("many");
             return LocalJob.start(name, n, i -> LocalJob.config(name, n).cacheCapacity(CAPACITY).build());
         });
-        Kolo[] byRank = new Kolo[size];
-        job.workers.forEach(k -> byRank[k.rank()] = k);
-        return List.of(byRank);
+        return job.byRank();
     }
 
     @AfterAll
@@ -135,12 +133,11 @@ class ManyTensorsTest {
     void anEvictionWhileARankWaitsSendsItsTensorsToTheCoordinator() throws Exception {
         String name = LocalJob.uniqueName("evict");
         try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).cacheCapacity(4).build())) {
-            Kolo[] byRank = new Kolo[2];
-            job.workers.forEach(k -> byRank[k.rank()] = k);
-            List<Kolo> ranks = List.of(byRank);
+            List<Kolo> byRank = job.byRank();
+            List<Kolo> ranks = byRank;
             List<String> cached = List.of("a", "b", "c", "d");
             step(ranks, cached, 0, 2); // all four cached now
-            double demotedBefore = byRank[0].meterRegistry().counter("kolo.negotiation.demoted").count();
+            double demotedBefore = byRank.get(0).meterRegistry().counter("kolo.negotiation.demoted").count();
             List<List<float[]>> results = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
                 List<CompletableFuture<Tensor>> old = new ArrayList<>();
                 List<CompletableFuture<Tensor>> fresh = new ArrayList<>();
@@ -164,7 +161,7 @@ class ManyTensorsTest {
                     assertArrayEquals(new float[] {2, 1}, v);
                 }
             }
-            assertTrue(byRank[0].meterRegistry().counter("kolo.negotiation.demoted").count() > demotedBefore,
+            assertTrue(byRank.get(0).meterRegistry().counter("kolo.negotiation.demoted").count() > demotedBefore,
                     "rank 0's evicted waiting tensors went to the coordinator");
             // That the waiting rank sent them on at once (instead of waiting for the age limit) is what the demoted
             // count shows; how long the step takes is for a benchmark (worker.jar bench tensors), not a timed test.
@@ -176,16 +173,15 @@ class ManyTensorsTest {
     void fiveThousandTensorsPerStepWithTheDefaultCache() throws Exception {
         String name = LocalJob.uniqueName("many-default");
         try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).build())) {
-            Kolo[] byRank = new Kolo[2];
-            job.workers.forEach(k -> byRank[k.rank()] = k);
-            List<Kolo> ranks = List.of(byRank);
+            List<Kolo> byRank = job.byRank();
+            List<Kolo> ranks = byRank;
             List<String> names = names("g", 5000, 0);
-            double hitsBefore = byRank[0].meterRegistry().counter("kolo.cache.hits").count();
+            double hitsBefore = byRank.get(0).meterRegistry().counter("kolo.cache.hits").count();
             for (int s = 0; s < 3; s++) {
                 step(ranks, names, s, 64);
             }
             assertEquals(0.0, dropped(ranks), "the coordinator dropped requests");
-            double hits = byRank[0].meterRegistry().counter("kolo.cache.hits").count() - hitsBefore;
+            double hits = byRank.get(0).meterRegistry().counter("kolo.cache.hits").count() - hitsBefore;
             assertTrue(hits >= 2 * 5000 * 0.9, "steps 2 and 3 should be agreed by cache id: " + hits + " hits");
         }
     }

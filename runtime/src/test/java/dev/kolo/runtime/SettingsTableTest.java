@@ -3,6 +3,7 @@ package dev.kolo.runtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.testing.ReadmeSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -19,16 +20,9 @@ import org.junit.jupiter.api.Test;
  * modules' follow (the samples' SettingsReadmeTest compares the whole table).
  */
 class SettingsTableTest {
-    private static final String START = "<!-- settings: generated";
-    private static final String END = "<!-- end of settings -->";
-
     @Test
     void theReadmeTableStartsWithTheRuntimesSettings() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"));
-        int start = readme.indexOf(START);
-        int end = readme.indexOf(END);
-        assertTrue(start >= 0 && end > start, "README.md marks its settings table with " + START + " and " + END);
-        String table = readme.substring(readme.indexOf('\n', start) + 1, end);
+        String table = ReadmeSettings.table();
         assertTrue(table.startsWith(Settings.markdownTable()), "README's settings table differs from the registry: "
                 + "paste the output of 'java -jar worker.jar settings'\n" + Settings.markdownTable());
     }

@@ -35,14 +35,13 @@ class StallInspectorTest {
         String job = LocalJob.uniqueName("stall");
         try (LocalJob three = LocalJob.start(job, 3, i -> LocalJob.config(job, 3)
                 .stallWarning(Duration.ofSeconds(1)).stallShutdown(Duration.ofSeconds(2)).build())) {
-            Kolo[] byRank = new Kolo[3];
-            three.workers.forEach(k -> byRank[k.rank()] = k);
-            CompletableFuture<Tensor> r0 = byRank[0].allreduceAsync("only-some", Tensor.of(new float[] {1}, 1),
+            List<Kolo> byRank = three.byRank();
+            CompletableFuture<Tensor> r0 = byRank.get(0).allreduceAsync("only-some", Tensor.of(new float[] {1}, 1),
                     ReduceOp.SUM);
-            CompletableFuture<Tensor> r2 = byRank[2].allreduceAsync("only-some", Tensor.of(new float[] {1}, 1),
+            CompletableFuture<Tensor> r2 = byRank.get(2).allreduceAsync("only-some", Tensor.of(new float[] {1}, 1),
                     ReduceOp.SUM);
             // Rank 1 runs another step meanwhile: it waits for a tensor the others never submit.
-            CompletableFuture<Tensor> r1 = byRank[1].allreduceAsync("elsewhere", Tensor.of(new float[] {1}, 1),
+            CompletableFuture<Tensor> r1 = byRank.get(1).allreduceAsync("elsewhere", Tensor.of(new float[] {1}, 1),
                     ReduceOp.SUM);
             for (CompletableFuture<Tensor> f : List.of(r0, r2)) {
                 ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(20, TimeUnit.SECONDS));
@@ -54,22 +53,22 @@ class StallInspectorTest {
             assertTrue(own.getCause().getMessage().contains("'elsewhere' stalled: ranks [0, 2] did not submit it"),
                     own.getCause().getMessage());
             // Rank 1 submits the stalled tensor late: it fails at once with the same error, instead of stalling anew.
-            ExecutionException late = assertThrows(ExecutionException.class, () -> byRank[1].allreduceAsync("only-some",
+            ExecutionException late = assertThrows(ExecutionException.class, () -> byRank.get(1).allreduceAsync("only-some",
                     Tensor.of(new float[] {1}, 1), ReduceOp.SUM).get(5, TimeUnit.SECONDS));
             assertTrue(late.getCause().getMessage().contains("'only-some' stalled: ranks [1] did not submit it"),
                     late.getCause().getMessage());
             // The job goes on.
-            List<Tensor> next = CollectiveMatrixTest.onAll(List.of(byRank),
+            List<Tensor> next = CollectiveMatrixTest.onAll(byRank,
                     (r, k) -> k.allreduce("after-stall", Tensor.of(new float[] {2}, 1), ReduceOp.SUM));
             assertEquals(6f, next.get(0).toFloatArray()[0]);
             // A name still in flight on this rank is refused at once.
-            CompletableFuture<Tensor> pending = byRank[0].allreduceAsync("pending", Tensor.of(new float[] {1}, 1),
+            CompletableFuture<Tensor> pending = byRank.get(0).allreduceAsync("pending", Tensor.of(new float[] {1}, 1),
                     ReduceOp.SUM);
             IllegalArgumentException dup = assertThrows(IllegalArgumentException.class,
-                    () -> byRank[0].allreduceAsync("pending", Tensor.of(new float[] {1}, 1), ReduceOp.SUM));
+                    () -> byRank.get(0).allreduceAsync("pending", Tensor.of(new float[] {1}, 1), ReduceOp.SUM));
             assertTrue(dup.getMessage().contains("already in flight"));
-            byRank[1].allreduceAsync("pending", Tensor.of(new float[] {1}, 1), ReduceOp.SUM);
-            byRank[2].allreduceAsync("pending", Tensor.of(new float[] {1}, 1), ReduceOp.SUM);
+            byRank.get(1).allreduceAsync("pending", Tensor.of(new float[] {1}, 1), ReduceOp.SUM);
+            byRank.get(2).allreduceAsync("pending", Tensor.of(new float[] {1}, 1), ReduceOp.SUM);
             assertEquals(3f, pending.get(20, TimeUnit.SECONDS).toFloatArray()[0]);
         }
     }

@@ -46,11 +46,7 @@ class SteadyStateTest {
             return LocalJob.start(name, n, i -> LocalJob.config(name, n).stallWarning(STALL_WARNING)
                     .stallShutdown(STALL_SHUTDOWN).build());
         });
-        Kolo[] byRank = new Kolo[size];
-        for (Kolo k : job.workers) {
-            byRank[k.rank()] = k;
-        }
-        return List.of(byRank);
+        return job.byRank();
     }
 
     @AfterAll

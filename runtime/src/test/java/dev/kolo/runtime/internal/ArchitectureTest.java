@@ -46,11 +46,7 @@ class ArchitectureTest {
     @Test
     void theTransportKnowsNothingAboveIt() {
         // Gloo's layering: the transport moves frames and sets up connections, and knows no collective.
-        noClasses().that().resideInAPackage(INTERNAL + ".transport..")
-                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".collectives..",
-                        INTERNAL + ".control..", INTERNAL + ".dataplane..", INTERNAL + ".engine..",
-                        INTERNAL + ".negotiation..", INTERNAL + ".observability..", INTERNAL + ".security..")
-                .check(RUNTIME);
+        usesNone("transport", "cluster", "collectives", "control", "dataplane", "engine", "negotiation", "observability", "security");
     }
 
     @Test
@@ -62,51 +58,32 @@ class ArchitectureTest {
 
     @Test
     void theCollectivesUseOnlyTheTransport() {
-        noClasses().that().resideInAPackage(INTERNAL + ".collectives..")
-                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".control..",
-                        INTERNAL + ".dataplane..", INTERNAL + ".engine..", INTERNAL + ".negotiation..",
-                        INTERNAL + ".observability..", INTERNAL + ".security..")
-                .check(RUNTIME);
+        usesNone("collectives", "cluster", "control", "dataplane", "engine", "negotiation", "observability", "security");
     }
 
     @Test
     void theEngineReachesTheWireOnlyThroughTheCollectives() {
-        noClasses().that().resideInAPackage(INTERNAL + ".engine..")
-                .should().dependOnClassesThat().resideInAPackage(INTERNAL + ".transport..")
-                .check(RUNTIME);
+        usesNone("engine", "transport");
     }
 
     @Test
     void theDataPlaneBridgeDoesNotDependOnMembershipNegotiationOrTheEngine() {
-        noClasses().that().resideInAPackage(INTERNAL + ".dataplane..")
-                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".engine..",
-                        INTERNAL + ".negotiation..")
-                .check(RUNTIME);
+        usesNone("dataplane", "cluster", "engine", "negotiation");
     }
 
     @Test
     void theRankSideDoesNotReachIntoTheCoordinatorsPackage() {
-        noClasses().that().resideInAPackage(INTERNAL + ".engine..")
-                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".negotiation..", INTERNAL + ".cluster..")
-                .check(RUNTIME);
+        usesNone("engine", "negotiation", "cluster");
     }
 
     @Test
     void theControlWireDependsOnNoOtherInternalPackage() {
-        noClasses().that().resideInAPackage(INTERNAL + ".control..")
-                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".dataplane..",
-                        INTERNAL + ".engine..", INTERNAL + ".negotiation..", INTERNAL + ".observability..",
-                        INTERNAL + ".collectives..", INTERNAL + ".transport..", INTERNAL + ".security..")
-                .check(RUNTIME);
+        usesNone("control", "cluster", "dataplane", "engine", "negotiation", "observability", "collectives", "transport", "security");
     }
 
     @Test
     void observabilityIsUsedByAllAndUsesNoneOfTheMovingParts() {
-        noClasses().that().resideInAPackage(INTERNAL + ".observability..")
-                .should().dependOnClassesThat().resideInAnyPackage(INTERNAL + ".cluster..", INTERNAL + ".dataplane..",
-                        INTERNAL + ".engine..", INTERNAL + ".negotiation..", INTERNAL + ".collectives..", INTERNAL + ".transport..",
-                        INTERNAL + ".security..")
-                .check(RUNTIME);
+        usesNone("observability", "cluster", "dataplane", "engine", "negotiation", "collectives", "transport", "security");
     }
 
     @Test
@@ -204,5 +181,16 @@ class ArchitectureTest {
             t = t.getEnclosingClass().get();
         }
         return t;
+    }
+
+    /** Classes of internal package {@code from} (and below) use none of the internal packages {@code forbidden}. */
+    private static void usesNone(String from, String... forbidden) {
+        String[] packages = new String[forbidden.length];
+        for (int i = 0; i < forbidden.length; i++) {
+            packages[i] = INTERNAL + "." + forbidden[i] + "..";
+        }
+        noClasses().that().resideInAPackage(INTERNAL + "." + from + "..")
+                .should().dependOnClassesThat().resideInAnyPackage(packages)
+                .check(RUNTIME);
     }
 }

@@ -8,7 +8,6 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
-import dev.kolo.samples.launch.ParentWatch;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Locale;
@@ -48,12 +47,11 @@ public final class BenchAllocCommand implements Callable<Integer> {
             throw new IllegalArgumentException("need --bytes >= 4 and --ops >= 1");
         }
         if (!role.isWorker()) {
-            return BenchWorkers.start("alloc", workers.np(), List.of("--bytes", Integer.toString(bytes),
-                    "--ops", Integer.toString(ops)), BenchWorkers::rankZeroResults);
+            return role.launch("alloc", workers.np(), List.of("--bytes", Integer.toString(bytes), "--ops",
+                    Integer.toString(ops)));
         }
-        ParentWatch.startIfLaunched();
         ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
-        try (Kolo kolo = Kolo.init(KoloConfig.builderFromEnvironment().build())) {
+        try (Kolo kolo = BenchWorkers.joinJob(KoloConfig.builderFromEnvironment())) {
             Tensor t = Tensor.allocate(DType.FLOAT32, bytes / 4);
             for (int i = 0; i < ops; i++) {
                 kolo.allreduceInPlace("alloc", t, ReduceOp.SUM);

@@ -11,10 +11,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -181,16 +179,14 @@ public final class CheckpointBenchmark {
 
     /** Deletes a file or a directory tree; missing entries are fine. Symbolic links are not followed. */
     private static void deleteRecursively(Path p) throws IOException {
-        if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-            try (DirectoryStream<Path> s = Files.newDirectoryStream(p)) {
-                for (Path child : s) {
-                    deleteRecursively(child);
-                }
-            } catch (NoSuchFileException e) {
-                return;
+        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> tree = Files.walk(p)) { // walk does not follow links
+            for (Path q : (Iterable<Path>) tree.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(q);
             }
         }
-        Files.deleteIfExists(p);
     }
 
     private static CheckpointState stateOf(List<Tensor> tensors, long step) {

@@ -133,7 +133,7 @@ final class ChaosJob implements AutoCloseable {
                 "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
                 "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "--add-exports",
                 "java.base/jdk.internal.ref=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", absoluteClassPath(), Launcher.WORKER_MAIN));
+                "-cp", Launcher.absoluteClassPath(), Launcher.WORKER_MAIN));
         cmd.addAll(trainArgs);
         cmd.addAll(extraArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd);
@@ -147,14 +147,6 @@ final class ChaosJob implements AutoCloseable {
         collect(p.getInputStream(), w.out);
         collect(p.getErrorStream(), w.err);
         return w;
-    }
-
-    private static String absoluteClassPath() {
-        List<String> out = new ArrayList<>();
-        for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
-            out.add(e.isEmpty() ? e : Paths.get(e).toAbsolutePath().toString());
-        }
-        return String.join(java.io.File.pathSeparator, out);
     }
 
     List<Worker> workers() {

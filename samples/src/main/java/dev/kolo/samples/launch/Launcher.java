@@ -405,7 +405,7 @@ public final class Launcher {
     }
 
     /** The class path with absolute entries, so that a worker started in another directory finds it. */
-    private static String absoluteClassPath() {
+    public static String absoluteClassPath() {
         List<String> entries = new ArrayList<>();
         for (String e : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
             entries.add(e.isEmpty() ? e : Path.of(e).toAbsolutePath().toString());

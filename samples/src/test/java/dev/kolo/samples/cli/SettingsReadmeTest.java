@@ -7,8 +7,7 @@ import dev.kolo.checkpoint.CheckpointSettings;
 import dev.kolo.elastic.ElasticSettings;
 import dev.kolo.runtime.Setting;
 import dev.kolo.runtime.Settings;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import dev.kolo.testing.ReadmeSettings;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -17,16 +16,9 @@ import org.junit.jupiter.api.Test;
  * {@code worker.jar settings} prints it. Here, unlike in the runtime, every module is on the class path.
  */
 class SettingsReadmeTest {
-    private static final String START = "<!-- settings: generated";
-    private static final String END = "<!-- end of settings -->";
-
     @Test
     void theReadmeTableIsTheRegistry() throws Exception {
-        String readme = Files.readString(Path.of("..", "README.md"));
-        int start = readme.indexOf(START);
-        int end = readme.indexOf(END);
-        assertTrue(start >= 0 && end > start, "README.md marks its settings table with " + START + " and " + END);
-        String table = readme.substring(readme.indexOf('\n', start) + 1, end);
+        String table = ReadmeSettings.table();
         assertEquals(Settings.markdownTable(), table, "README's settings table differs from the registry: paste the "
                 + "output of 'java -jar worker.jar settings'");
     }
