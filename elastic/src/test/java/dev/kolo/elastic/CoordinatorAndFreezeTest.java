@@ -26,7 +26,7 @@ class CoordinatorAndFreezeTest {
     void coordinatorKilledThenFrozenWorkerFencedAndReadmitted() throws Exception {
         java.nio.file.Path stop = java.nio.file.Files.createTempDirectory("ew-stop").resolve("stop");
         try (WorkerProcesses job = new WorkerProcesses(4, 2, 4)) {
-            job.prop("ew.dim", DIM).prop("ew.steps", 100000).prop("ew.stopFile", stop).prop("ew.sleepMs", 150).env("KOLO_ELASTIC_TIMEOUT", "25");
+            job.training(DIM, 100000, 150).prop("ew.stopFile", stop).env("KOLO_ELASTIC_TIMEOUT", "25");
             for (int i = 0; i < 4; i++) {
                 job.start();
                 if (i == 0) {

@@ -25,7 +25,7 @@ class MaxNpWaitTest {
     void anExtraWorkerWaitsWithoutRegroupingAndTakesTheFirstFreedPlace() throws Exception {
         Path stop = Files.createTempDirectory("ew-stop").resolve("stop");
         try (WorkerProcesses job = new WorkerProcesses(3, 2, 3)) {
-            job.prop("ew.dim", DIM).prop("ew.steps", 100000).prop("ew.stopFile", stop).prop("ew.sleepMs", 40);
+            job.training(DIM, 100000, 40).prop("ew.stopFile", stop);
             job.startAll(3);
             List<String> ready = job.awaitEach(0, 3, 60, "ready", l -> l.contains("ew ready"));
             String gen = WorkerProcesses.field(ready.get(0), "gen");
@@ -72,7 +72,7 @@ class MaxNpWaitTest {
     void aWorkerWaitingWhenTheJobEndsStopsWithAMessage() throws Exception {
         Path stop = Files.createTempDirectory("ew-stop").resolve("stop");
         try (WorkerProcesses job = new WorkerProcesses(2, 1, 2)) {
-            job.prop("ew.dim", DIM).prop("ew.steps", 100000).prop("ew.stopFile", stop).prop("ew.sleepMs", 40);
+            job.training(DIM, 100000, 40).prop("ew.stopFile", stop);
             job.start();
             job.start();
             job.awaitEach(0, 2, 60, "step 4", l -> l.contains("ew step=4 "));

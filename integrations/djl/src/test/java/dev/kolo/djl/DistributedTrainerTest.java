@@ -19,6 +19,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * DJL's PyTorch engine trains a small CNN in worker processes: after every step the parameters are equal on
@@ -47,22 +49,15 @@ class DistributedTrainerTest {
         assertNear(reference, run("np1", 1, 1, "none"), 2e-5, "np 1 against DJL's own loop");
     }
 
-    @Test
-    void twoRanksMatchOneProcessOverTheGlobalBatch() throws Exception {
-        Map<Integer, float[]> rank0 = run("np2", 2, 1, "none");
-        assertNear(reference, rank0, 2e-5, "np 2 against one process");
-    }
-
-    @Test
-    void backwardPassesPerStepAccumulateTheSameGradient() throws Exception {
-        Map<Integer, float[]> rank0 = run("np2-bpps2", 2, 2, "none");
-        assertNear(reference, rank0, 2e-5, "np 2, two passes per step, against one process");
-    }
-
-    @Test
-    void fp16CompressionStaysEqualOnEveryRankAndCloseToFloat32() throws Exception {
-        Map<Integer, float[]> rank0 = run("np2-fp16", 2, 1, "fp16");
-        assertNear(reference, rank0, 5e-3, "np 2 with fp16 gradients against one process in float32");
+    /** Two ranks; with two backward passes per step; with fp16 gradients (equal on every rank, close to float32). */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({
+        "np2, 1, none, 2e-5, np 2 against one process",
+        "np2-bpps2, 2, none, 2e-5, 'np 2, two passes per step, against one process'",
+        "np2-fp16, 1, fp16, 5e-3, np 2 with fp16 gradients against one process in float32"})
+    void twoRanksMatchOneProcessOverTheGlobalBatch(String name, int passesPerStep, String compression,
+            double tolerance, String what) throws Exception {
+        assertNear(reference, run(name, 2, passesPerStep, compression), tolerance, what);
     }
 
     /**
