@@ -278,8 +278,9 @@ public final class Kolo implements AutoCloseable {
                                                 Tensor output, boolean blocking) {
         OpArguments.requireOp(name, t);
         java.util.Objects.requireNonNull(op, "op");
-        return collectives().submit(new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale,
-                0, null), t, output, blocking);
+        CollectiveClient collectives = collectives();
+        OpSpec spec = OpArguments.allreduceSpec(collectives.lastSpec(name), name, t, op, prescale, postscale);
+        return collectives.submit(spec, t, output, blocking);
     }
 
     /**
@@ -412,8 +413,13 @@ public final class Kolo implements AutoCloseable {
         return waitFor(collectives().join(), "join", "join");
     }
 
+    /** {@link #await}, naming the op only if it times out (a blocking collective allocates no message). */
     private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
-        return await(f, op + " '" + name + "'");
+        try {
+            return collectives().await(f, System.nanoTime() + config().opTimeout().toNanos());
+        } catch (Deadlines.KoloTimeout e) {
+            throw timedOut(op + " '" + name + "'");
+        }
     }
 
     /**
@@ -432,9 +438,13 @@ public final class Kolo implements AutoCloseable {
         try {
             return collectives().await(future, System.nanoTime() + config().opTimeout().toNanos());
         } catch (Deadlines.KoloTimeout e) {
-            throw new KoloException(what + " did not complete within " + config().opTimeout().toSeconds()
-                    + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
+            throw timedOut(what);
         }
+    }
+
+    private KoloException timedOut(String what) {
+        return new KoloException(what + " did not complete within " + config().opTimeout().toSeconds()
+                + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
     }
 
     private CollectiveClient collectives() {

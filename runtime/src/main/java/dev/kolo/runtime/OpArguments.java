@@ -1,6 +1,8 @@
 package dev.kolo.runtime;
 
 import dev.kolo.runtime.internal.control.ControlCodec;
+import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.control.OpType;
 
 /**
  * The checks of a collective's arguments that {@link Kolo} makes before it submits the op: a bad argument
@@ -16,10 +18,47 @@ final class OpArguments {
             throw new IllegalArgumentException("every collective needs a name that identifies it across ranks, "
                     + "e.g. the parameter's name");
         }
-        if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ControlCodec.MAX_STRING) {
+        if (utf8Length(name) > ControlCodec.MAX_STRING) {
             throw new IllegalArgumentException("tensor name of " + name.length() + " characters is too long (at most "
                     + ControlCodec.MAX_STRING + " bytes)");
         }
+    }
+
+    /**
+     * @return the length of {@code s} in UTF-8 as {@code getBytes(UTF_8)} encodes it (an unpaired surrogate
+     *         becomes one replacement byte), counted without encoding it: every collective call checks its name
+     */
+    static int utf8Length(String s) {
+        int n = s.length();
+        int bytes = 0;
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            if (c < 0x80) {
+                bytes += 1;
+            } else if (c < 0x800) {
+                bytes += 2;
+            } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+                bytes += 4;
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                bytes += 1;
+            } else {
+                bytes += 3;
+            }
+        }
+        return bytes;
+    }
+
+    /**
+     * @param last the spec this rank last submitted under {@code name}, or null
+     * @return {@code last} when it is exactly this allreduce (dtype, shape, op, scales), else a new spec: a
+     *         tensor reduced again and again reuses one immutable spec instead of allocating it every step
+     */
+    static OpSpec allreduceSpec(OpSpec last, String name, Tensor t, ReduceOp op, double prescale, double postscale) {
+        if (last != null && last.isAllreduce(name, t.dtype(), op, prescale, postscale) && t.hasShape(last.shape)) {
+            return last;
+        }
+        return new OpSpec(name, OpType.ALLREDUCE, t.dtype(), t.shape(), op, prescale, postscale, 0, null);
     }
 
     /** @throws IllegalArgumentException if the name is not accepted or {@code t} has more dims than the wire carries */

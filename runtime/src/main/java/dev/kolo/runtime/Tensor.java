@@ -112,6 +112,11 @@ public final class Tensor {
         return shape.clone();
     }
 
+    /** @return whether the shape is {@code dims}, compared without the copy {@link #shape} makes */
+    boolean hasShape(long[] dims) {
+        return Arrays.equals(shape, dims);
+    }
+
     /** @return the number of dimensions (0 for a scalar) */
     public int rank() {
         return shape.length;

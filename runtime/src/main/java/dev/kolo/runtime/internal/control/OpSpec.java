@@ -27,6 +27,8 @@ public final class OpSpec {
      * as one.
      */
     public final int groupSize;
+    /** Computed once: the engine looks specs up by value on every cached op, which must not allocate. */
+    private final int hash;
 
     public OpSpec(String name, OpType type, DType dtype, long[] shape, ReduceOp reduceOp, double prescale,
            double postscale, int root, long[] splits) {
@@ -56,6 +58,26 @@ public final class OpSpec {
             }
         }
         this.groupSize = groupSize;
+        int h = name.hashCode();
+        h = 31 * h + type.hashCode();
+        h = 31 * h + dtype.hashCode();
+        h = 31 * h + Arrays.hashCode(this.shape);
+        h = 31 * h + reduceOp.hashCode();
+        h = 31 * h + Double.hashCode(prescale);
+        h = 31 * h + Double.hashCode(postscale);
+        h = 31 * h + root;
+        h = 31 * h + Arrays.hashCode(this.splits);
+        this.hash = 31 * h + groupSize;
+    }
+
+    /**
+     * @return whether this spec is exactly the allreduce of these attributes (not grouped), so a caller may
+     *         submit it again instead of a new one; {@code shape} is the tensor's own, only read
+     */
+    public boolean isAllreduce(String name, DType dtype, ReduceOp op, double prescale, double postscale) {
+        return type == OpType.ALLREDUCE && groupSize == 0 && root == 0 && splits.length == 0 && dtype == this.dtype
+                && op == reduceOp && Double.compare(prescale, this.prescale) == 0
+                && Double.compare(postscale, this.postscale) == 0 && name.equals(this.name);
     }
 
     /** Most tensors one grouped op may hold. */
@@ -122,8 +144,7 @@ public final class OpSpec {
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, type, dtype, Arrays.hashCode(shape), reduceOp, prescale, postscale, root,
-                Arrays.hashCode(splits), groupSize);
+        return hash;
     }
 
     @Override

@@ -82,10 +82,9 @@ final class AgreementRound {
         out.putInt(RoundMessage.FLAGS, joined ? RoundMessage.FLAG_JOINED : 0).putInt(RoundMessage.WORDS, words)
                 .putLong(RoundMessage.RECEIVED, received);
         int invalidAt = RoundMessage.invalidAt(words);
-        long[] invalidWords = waiting.invalidWords();
         for (int w = 0; w < words; w++) {
             long ready = waiting.readyWord(w);
-            long inv = w < invalidWords.length ? invalidWords[w] : 0;
+            long inv = waiting.invalidWord(w);
             out.putLong(RoundMessage.BITS + 8 * w, ready);
             out.putLong(invalidAt + 8 * w, inv);
             agreedBits[w] = ready;

@@ -33,6 +33,15 @@ final class BatchExecutor {
     private final long fusionThreshold;
     private final CollectiveOps ops;
     private final EagerReduction eager;
+    // Reused for every round's batches (under the engine lock), and emptied after each: nothing allocated for them.
+    private final FusionPlan plan = new FusionPlan();
+    private final List<OpSpec> agreedSpecs = new ArrayList<>();
+    private final List<OpSpec> specs = new ArrayList<>();
+    private final List<long[]> perRank = new ArrayList<>();
+    private final List<Tensor> inputs = new ArrayList<>();
+    private final List<Tensor> outputs = new ArrayList<>();
+    private final List<PendingOp> batchOps = new ArrayList<>();
+    private static final long[] NO_COUNTS = new long[0];
 
     BatchExecutor(RankGeneration generation, RankGeneration.Completion completion, Observability observability,
                   long fusionThreshold, CollectiveOps ops, EagerReduction eager) {
@@ -56,29 +65,38 @@ final class BatchExecutor {
 
     /** Runs agreed cached ops on the data plane, fused where they fit. @return false if the generation ended */
     boolean runFused(List<PendingOp> agreed, long agreedAt) {
-        List<OpSpec> agreedSpecs = new ArrayList<>(agreed.size());
-        for (PendingOp op : agreed) {
-            agreedSpecs.add(op.spec);
-        }
-        for (int[] batch : FusionPlan.batches(agreedSpecs, fusionThreshold)) {
-            List<OpSpec> specs = new ArrayList<>(batch.length);
-            List<long[]> perRank = new ArrayList<>(batch.length);
-            List<Tensor> inputs = new ArrayList<>(batch.length);
-            List<Tensor> outputs = new ArrayList<>(batch.length);
-            List<PendingOp> batchOps = new ArrayList<>(batch.length);
-            for (int i : batch) {
-                PendingOp op = agreed.get(i);
-                specs.add(op.spec);
-                perRank.add(perRankOfCached(op.spec));
-                inputs.add(op.input);
-                outputs.add(op.output);
-                batchOps.add(op);
+        try {
+            for (int i = 0; i < agreed.size(); i++) {
+                agreedSpecs.add(agreed.get(i).spec);
             }
-            if (!run(specs.get(0).type, batchOps, specs, perRank, inputs, outputs, agreedAt)) {
-                return false;
+            int batches = plan.plan(agreedSpecs, fusionThreshold);
+            for (int b = 0; b < batches; b++) {
+                clearBatch();
+                for (int k = plan.start(b); k < plan.end(b); k++) {
+                    PendingOp op = agreed.get(plan.member(k));
+                    specs.add(op.spec);
+                    perRank.add(perRankOfCached(op.spec));
+                    inputs.add(op.input);
+                    outputs.add(op.output);
+                    batchOps.add(op);
+                }
+                if (!run(specs.get(0).type, batchOps, specs, perRank, inputs, outputs, agreedAt)) {
+                    return false;
+                }
             }
+            return true;
+        } finally {
+            agreedSpecs.clear();
+            clearBatch(); // no op (nor its tensors) is kept past its round
         }
-        return true;
+    }
+
+    private void clearBatch() {
+        specs.clear();
+        perRank.clear();
+        inputs.clear();
+        outputs.clear();
+        batchOps.clear();
     }
 
     /** A job of one: every op runs at once, alone. */
@@ -128,7 +146,7 @@ final class BatchExecutor {
     /** Per-rank counts of a cached op: every rank's spec is the cached one, so an allgather's rows are equal. */
     private long[] perRankOfCached(OpSpec spec) {
         if (spec.type != OpType.ALLGATHER) {
-            return new long[0];
+            return NO_COUNTS; // read only
         }
         long[] rows = new long[size];
         Arrays.fill(rows, spec.rows());
@@ -146,7 +164,8 @@ final class BatchExecutor {
             metrics.fused(batch.size());
         }
         Timeline timeline = observability.timeline();
-        for (PendingOp op : batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            PendingOp op = batch.get(i);
             if (op == null) {
                 continue; // a joined rank's zeros
             }

@@ -13,9 +13,8 @@ import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
 import dev.kolo.runtime.internal.observability.Observability;
-import dev.kolo.runtime.internal.collectives.Reducer;
-import java.util.ArrayList;
-import java.util.Map;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,11 +24,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * in the same order on every rank. This class keeps the ops in flight by name (a name runs once at a time) and
  * ends generations; the {@link Engine} runs under one lock, driven by a caller waiting for its own op or by the
  * {@link CollectiveThread} ({@link EngineDriver} says who and how the others wait).
+ *
+ * <p>A name is registered once, in a {@link NameSlot} kept while the name is used, and a submit claims it by a
+ * compare-and-set: a cached op in the steady state allocates nothing but its {@link PendingOp}, which is the
+ * future its caller gets.
  */
 public final class CollectiveClient implements AutoCloseable, RankGeneration.Completion {
     private final ControlChannel node;
     private final Observability observability;
-    private final Map<String, PendingOp> inFlight = new ConcurrentHashMap<>();
+    /**
+     * Most names kept registered: beyond it, idle names are let go (a job that names every step's tensors anew
+     * must not grow this for ever). As many as the response cache holds by default.
+     */
+    static final int NAMES_KEPT = 65536;
+    private final ConcurrentHashMap<String, NameSlot> names = new ConcurrentHashMap<>();
     private final Engine engine;
     private final EngineDriver driver;
     private final CollectiveThread collective;
@@ -60,20 +68,101 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         if (g.abortCause != null) {
             return CompletableFuture.failedFuture(g.abortCause);
         }
-        PendingOp op = new PendingOp(spec, input, output, g, new OpFuture(this));
-        if (inFlight.putIfAbsent(spec.name, op) != null) {
-            throw new IllegalArgumentException("tensor name '" + spec.name + "' is already in flight on this rank; "
-                    + "wait for that op to complete or use another name");
-        }
+        PendingOp op = new PendingOp(spec, input, output, g, this);
+        NameSlot slot = NameSlot.claim(names, NAMES_KEPT, spec.name, op);
+        slot.lastSpec = spec;
         if (g.abortCause != null) { // aborted while we registered: do not leave it behind
-            inFlight.remove(spec.name, op);
+            slot.release(op);
             return CompletableFuture.failedFuture(g.abortCause);
         }
         engine.submit(op);
         if (!waitForIt) {
             driver.wake();
         }
-        return op.future;
+        return op;
+    }
+
+    /**
+     * @return the spec this rank last submitted under {@code name} (while the name stays registered), or null:
+     *         a caller submitting the same op again may pass it instead of a new one
+     */
+    public OpSpec lastSpec(String name) {
+        NameSlot slot = names.get(name);
+        return slot == null ? null : slot.lastSpec;
+    }
+
+    /**
+     * A name's registration: the op in flight under it (null when idle; {@link #RETIRED} once let go, after which
+     * a submit of the name registers it anew), and the spec last submitted under it. Created once per name.
+     */
+    static final class NameSlot {
+        static final Object RETIRED = new Object();
+        private static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(NameSlot.class, "state", Object.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        volatile Object state;
+        volatile OpSpec lastSpec;
+
+        /**
+         * Registers {@code op} under its name in {@code names}, which keeps at most about {@code kept} names.
+         *
+         * @throws IllegalArgumentException if an op of that name is in flight
+         */
+        static NameSlot claim(ConcurrentHashMap<String, NameSlot> names, int kept, String name, PendingOp op) {
+            for (;;) {
+                NameSlot slot = names.get(name);
+                if (slot == null) {
+                    if (names.size() >= kept) {
+                        retireIdle(names, kept / 2);
+                    }
+                    slot = names.computeIfAbsent(name, n -> new NameSlot());
+                }
+                Object state = slot.state;
+                if (state == RETIRED) {
+                    continue; // let go meanwhile: the name gets a new slot
+                }
+                if (state != null) {
+                    throw new IllegalArgumentException("tensor name '" + name + "' is already in flight on this "
+                            + "rank; wait for that op to complete or use another name");
+                }
+                if (slot.compareAndSet(null, op)) {
+                    op.slot = slot;
+                    return slot;
+                }
+            }
+        }
+
+        /** Lets go of idle names until {@code left} remain (a name in flight keeps its slot). */
+        static void retireIdle(ConcurrentHashMap<String, NameSlot> names, int left) {
+            for (var it = names.entrySet().iterator(); it.hasNext() && names.size() > left; ) {
+                var e = it.next();
+                NameSlot slot = e.getValue();
+                if (slot.compareAndSet(null, RETIRED)) {
+                    names.remove(e.getKey(), slot);
+                }
+            }
+        }
+
+        boolean compareAndSet(Object expected, Object next) {
+            return STATE.compareAndSet(this, expected, next);
+        }
+
+        /** @return whether {@code op} was in flight here and is no longer */
+        boolean release(PendingOp op) {
+            return compareAndSet(op, null);
+        }
+
+        /** @return the op in flight here, or null */
+        PendingOp inFlight() {
+            return state instanceof PendingOp op ? op : null;
+        }
     }
 
     /** Tells the coordinator this rank has joined; completes with the last rank to join. */
@@ -170,8 +259,9 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
                 dp.abort(cause);
             }
         }
-        for (PendingOp op : new ArrayList<>(inFlight.values())) {
-            if (op.generation == g && inFlight.remove(op.spec.name, op)) {
+        for (NameSlot slot : names.values()) {
+            PendingOp op = slot.inFlight();
+            if (op != null && op.generation == g && slot.release(op)) {
                 driver.complete(op, null, cause);
             }
         }
@@ -182,7 +272,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     /** Frees the name before completing, so the caller may reuse it as soon as it sees the result. */
     @Override
     public void finish(PendingOp op, Tensor result, Throwable error) {
-        if (op == null || !inFlight.remove(op.spec.name, op)) {
+        if (op == null || !op.slot.release(op)) {
             return;
         }
         driver.complete(op, result, error);
@@ -190,11 +280,18 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
 
     @Override
     public PendingOp pending(String name) {
-        return inFlight.get(name);
+        NameSlot slot = names.get(name);
+        return slot == null ? null : slot.inFlight();
     }
 
     public int inFlightCount() {
-        return inFlight.size();
+        int n = 0;
+        for (NameSlot slot : names.values()) {
+            if (slot.inFlight() != null) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /** @return how many specs this rank's cache holds (for tests) */

@@ -31,6 +31,8 @@ final class CollectiveOps {
     private ByteBuffer[] segmentSend = new ByteBuffer[16];
     private ByteBuffer[] segmentViews = new ByteBuffer[16];
     private int[] segmentLengths = new int[16];
+    /** The results of the last allreduce, reused: the caller reads them before the next run. */
+    private final List<Tensor> allreduced = new ArrayList<>();
     /** Phase times and traffic of the last run, read by the caller for metrics and the timeline. */
     final Phases phases = new Phases();
 
@@ -81,7 +83,8 @@ final class CollectiveOps {
         ReduceOp op = AverageScaling.sumOp(lead);
         double prescale = AverageScaling.prescale(lead, size);
         double postscale = AverageScaling.postscale(lead, size);
-        List<Tensor> outputs = new ArrayList<>(specs.size());
+        List<Tensor> outputs = allreduced;
+        outputs.clear();
         if (specs.size() == 1) {
             // Unfused: reduce straight in the result tensor, no fusion-buffer copies.
             Tensor out = resultOf(lead, inputs.get(0), given.get(0));
@@ -98,7 +101,8 @@ final class CollectiveOps {
         long packed = 0;
         long total = 0;
         int large = 0;
-        for (OpSpec s : specs) {
+        for (int i = 0; i < specs.size(); i++) {
+            OpSpec s = specs.get(i);
             total += s.byteSize();
             if (s.byteSize() < IN_PLACE_BYTES) {
                 packed += s.byteSize();

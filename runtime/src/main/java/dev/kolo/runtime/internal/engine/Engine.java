@@ -6,6 +6,7 @@ import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -28,7 +29,11 @@ final class Engine {
     private final DataPlaneFactory dataPlanes;
     private final Reducer reducer;
     private final RankGeneration.Completion completion;
-    private final ConcurrentLinkedQueue<PendingOp> submissions = new ConcurrentLinkedQueue<>();
+    /**
+     * Ops submitted and not yet taken, newest first, linked through {@link PendingOp#nextSubmitted} (a stack any
+     * thread pushes onto and the owner empties at once: no node per op).
+     */
+    private final AtomicReference<PendingOp> submissions = new AtomicReference<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** The generation ops are submitted to; replaced when a new one is assigned. */
     volatile RankGeneration current;
@@ -50,7 +55,11 @@ final class Engine {
     // ---------------------------------------------------------------- any thread
 
     void submit(PendingOp op) {
-        submissions.add(op);
+        PendingOp head;
+        do {
+            head = submissions.get();
+            op.nextSubmitted = head;
+        } while (!submissions.compareAndSet(head, op));
     }
 
     /** Runs {@code task} on the thread that next works the engine. */
@@ -60,7 +69,7 @@ final class Engine {
 
     /** @return whether ops or tasks are queued for the engine */
     boolean hasQueued() {
-        return !submissions.isEmpty() || !tasks.isEmpty();
+        return submissions.get() != null || !tasks.isEmpty();
     }
 
     /** @return whether the current generation's data plane still has to be opened (by the collective thread) */
@@ -119,7 +128,17 @@ final class Engine {
                 any = true;
             }
         }
-        for (PendingOp op; (op = submissions.poll()) != null; ) {
+        PendingOp newest = submissions.getAndSet(null);
+        PendingOp oldest = null;
+        while (newest != null) { // reverse the stack: ops are admitted in the order they were submitted
+            PendingOp next = newest.nextSubmitted;
+            newest.nextSubmitted = oldest;
+            oldest = newest;
+            newest = next;
+        }
+        for (PendingOp op = oldest, next; op != null; op = next) {
+            next = op.nextSubmitted;
+            op.nextSubmitted = null;
             any = true;
             if (g != null && op.generation == g && !g.opened() && g.abortCause == null) {
                 early.add(op);

@@ -7,8 +7,9 @@ import dev.kolo.runtime.internal.collectives.DataPlane;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,16 +44,24 @@ final class EngineDriver {
     private CollectiveThread collective;
     /** Callers inside {@link #drive}: while there are any, the collective thread leaves the engine to them. */
     final AtomicInteger callers = new AtomicInteger();
-    /** Callers parked until the engine is free to drive again (or their op completes). */
-    private final Set<Thread> parkedCallers = ConcurrentHashMap.newKeySet();
+    /**
+     * Callers parked until the engine is free to drive again (or their op completes), each in a slot it claims
+     * (no allocation); the few beyond the slots in a set.
+     */
+    private final AtomicReferenceArray<Thread> parkedCallers = new AtomicReferenceArray<>(PARKED_SLOTS);
+    private final Set<Thread> moreParkedCallers = ConcurrentHashMap.newKeySet();
+    private static final int PARKED_SLOTS = 32;
     /** The thread that holds the lock and is blocked waiting for peers or work, if any. */
     private volatile Thread ownerWaiting;
     /** When the lock holder last saw its next deadline: the collective thread's idle wait ends by then. */
     volatile long engineDeadline = Long.MAX_VALUE;
     /** When the lock holder last looked, this rank had something to tell its peers or waited for them. */
     volatile boolean engineBusy;
-    /** Ops finished while the engine lock was held, whose futures are completed once it is let go. */
-    private final ConcurrentLinkedQueue<PendingOp> finished = new ConcurrentLinkedQueue<>();
+    /**
+     * Ops finished while the engine lock was held, whose futures are completed once it is let go: newest first,
+     * linked through {@link PendingOp#nextFinished} (no node per op).
+     */
+    private final AtomicReference<PendingOp> finished = new AtomicReference<>();
 
     EngineDriver(Engine engine, RankGeneration.Completion completion) {
         this.engine = engine;
@@ -104,16 +113,22 @@ final class EngineDriver {
                     } else {
                         // Another thread drives: its op may complete ours, or it lets go of the engine first.
                         if (!unparkOnDone) {
-                            f.whenComplete((r, e) -> LockSupport.unpark(me));
+                            if (!(f instanceof PendingOp op && op.wakeOnDone(me))) {
+                                f.whenComplete((r, e) -> LockSupport.unpark(me));
+                            }
                             unparkOnDone = true;
                         }
-                        parkedCallers.add(me);
+                        int slot = parkSlot(me);
                         try {
                             if (!f.isDone() && (engine.lock.isLocked() || !engine.canDrive())) {
                                 LockSupport.parkNanos(Math.min(deadline - now, MAX_PARK_NANOS));
                             }
                         } finally {
-                            parkedCallers.remove(me);
+                            if (slot >= 0) {
+                                parkedCallers.set(slot, null);
+                            } else {
+                                moreParkedCallers.remove(me);
+                            }
                         }
                     }
                 }
@@ -121,6 +136,17 @@ final class EngineDriver {
                 callers.decrementAndGet();
             }
         }
+    }
+
+    /** Registers {@code me} as parked. @return its slot, or -1 if it went into the overflow set */
+    private int parkSlot(Thread me) {
+        for (int i = 0; i < PARKED_SLOTS; i++) {
+            if (parkedCallers.get(i) == null && parkedCallers.compareAndSet(i, null, me)) {
+                return i;
+            }
+        }
+        moreParkedCallers.add(me);
+        return -1;
     }
 
     /**
@@ -135,7 +161,7 @@ final class EngineDriver {
         // An interrupted caller stops between steps (a round or op in progress ends first: the peers are in it
         // too), and drive() reports the interrupt; the collective thread drives the op on from there.
         Thread me = Thread.currentThread();
-        while (!f.isDone() && engine.canDrive() && finished.isEmpty() && !me.isInterrupted()) {
+        while (!f.isDone() && engine.canDrive() && finished.get() == null && !me.isInterrupted()) {
             long now = System.nanoTime();
             if (now - deadline >= 0) {
                 break;
@@ -209,8 +235,16 @@ final class EngineDriver {
         engineBusy = g != null && g.busy();
         boolean work = engine.hasQueued() || engineBusy || !engine.isOpened(g);
         engine.lock.unlock();
-        for (Thread t : parkedCallers) {
-            LockSupport.unpark(t);
+        for (int i = 0; i < PARKED_SLOTS; i++) {
+            Thread t = parkedCallers.get(i);
+            if (t != null) {
+                LockSupport.unpark(t);
+            }
+        }
+        if (!moreParkedCallers.isEmpty()) { // an iterator is an allocation: none when no caller waits
+            for (Thread t : moreParkedCallers) {
+                LockSupport.unpark(t);
+            }
         }
         if (work) {
             collective.wakeIfParked();
@@ -235,13 +269,16 @@ final class EngineDriver {
     /** Completes {@code op} at once, or, on the thread that holds the engine, once it lets go. */
     void complete(PendingOp op, Tensor result, Throwable error) {
         if (engine.lock.isHeldByCurrentThread()) {
-            op.result = result;
-            op.error = error;
-            finished.add(op);
+            op.outcome = error != null ? error : result;
+            PendingOp head;
+            do {
+                head = finished.get();
+                op.nextFinished = head;
+            } while (!finished.compareAndSet(head, op));
         } else if (error != null) {
-            op.future.completeExceptionally(error);
+            op.completeExceptionally(error);
         } else {
-            op.future.complete(result);
+            op.complete(result);
         }
     }
 
@@ -250,12 +287,24 @@ final class EngineDriver {
      * callbacks run here (a callback may itself drive the engine, and deliver what its own ops finished).
      */
     private void deliver() {
-        for (PendingOp op; (op = finished.poll()) != null; ) {
-            Throwable error = op.error;
-            if (error != null) {
-                op.future.completeExceptionally(error);
-            } else {
-                op.future.complete(op.result);
+        for (PendingOp newest; (newest = finished.getAndSet(null)) != null; ) {
+            PendingOp oldest = null;
+            while (newest != null) { // in the order they finished
+                PendingOp next = newest.nextFinished;
+                newest.nextFinished = oldest;
+                oldest = newest;
+                newest = next;
+            }
+            for (PendingOp op = oldest, next; op != null; op = next) {
+                next = op.nextFinished;
+                op.nextFinished = null;
+                Object outcome = op.outcome;
+                op.outcome = null;
+                if (outcome instanceof Throwable error) {
+                    op.completeExceptionally(error);
+                } else {
+                    op.complete((Tensor) outcome);
+                }
             }
         }
     }

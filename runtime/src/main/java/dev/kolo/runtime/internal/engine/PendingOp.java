@@ -1,29 +1,160 @@
 package dev.kolo.runtime.internal.engine;
 
+import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.internal.control.OpSpec;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+import java.util.concurrent.locks.LockSupport;
 
-/** An op this rank has submitted and not yet seen complete. */
-final class PendingOp {
+/**
+ * An op this rank has submitted and not yet seen complete, and the future its caller gets: one object per op,
+ * which the engine's queues and lists link through its own fields, so that a cached op allocates nothing else.
+ * A thread that waits on it ({@link #join}, {@link #get}) drives the rank's collective engine meanwhile (see
+ * {@link EngineDriver}), as a blocking call does: no thread has to be woken to hand it the result. Stages
+ * derived from it are plain {@link CompletableFuture}s.
+ */
+final class PendingOp extends CompletableFuture<Tensor> {
     final OpSpec spec;
     final Tensor input;
     /** Where an allreduce writes its result (the input itself for an in-place one), or null for a new tensor. */
     final Tensor output;
-    final CompletableFuture<Tensor> future;
     final RankGeneration generation;
     final long submitNanos = System.nanoTime();
+    private final CollectiveClient client;
     /** The cache id under which it waits in the agreement rounds, or -1 (new, or sent to the coordinator). */
     int cacheId = -1;
-    // The outcome, set under the engine lock and delivered to the future once the lock is let go.
-    Tensor result;
-    Throwable error;
+    /**
+     * Its outcome when it finished under the engine lock, delivered to the future once the lock is let go: the
+     * result tensor, or the failure (a {@link Throwable}); one field keeps the op small.
+     */
+    Object outcome;
+    /** The registration of its name while it is in flight ({@link CollectiveClient}). */
+    CollectiveClient.NameSlot slot;
+    /** The op submitted before it, while both are in the engine's submissions ({@link Engine}). */
+    PendingOp nextSubmitted;
+    /** The op finished before it, while both wait to be delivered ({@link EngineDriver}). */
+    PendingOp nextFinished;
+    /** Its neighbours in submission order while it waits in agreement rounds ({@link WaitingTensors}). */
+    PendingOp waitingBefore;
+    PendingOp waitingAfter;
+    /** A thread parked until this op is done, woken when it completes ({@link EngineDriver#drive}). */
+    private volatile Thread waiter;
+    private static final AtomicReferenceFieldUpdater<PendingOp, Thread> WAITER =
+            AtomicReferenceFieldUpdater.newUpdater(PendingOp.class, Thread.class, "waiter");
 
-    PendingOp(OpSpec spec, Tensor input, Tensor output, RankGeneration generation, CompletableFuture<Tensor> future) {
-        this.future = future;
+    PendingOp(OpSpec spec, Tensor input, Tensor output, RankGeneration generation, CollectiveClient client) {
         this.spec = spec;
         this.input = input;
         this.output = output;
         this.generation = generation;
+        this.client = client;
+    }
+
+    /**
+     * Wakes {@code t} once this op is done, without the allocation of a dependent stage. @return false if another
+     * thread is registered already (the caller then registers a stage of its own)
+     */
+    boolean wakeOnDone(Thread t) {
+        if (!WAITER.compareAndSet(this, null, t)) {
+            return false;
+        }
+        if (isDone()) {
+            LockSupport.unpark(t); // completed while it registered
+        }
+        return true;
+    }
+
+    private void wakeWaiter() {
+        Thread t = waiter;
+        if (t != null) {
+            LockSupport.unpark(t);
+        }
+    }
+
+    // Every way to complete it wakes the registered waiter.
+
+    @Override
+    public boolean complete(Tensor value) {
+        boolean done = super.complete(value);
+        wakeWaiter();
+        return done;
+    }
+
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+        boolean done = super.completeExceptionally(ex);
+        wakeWaiter();
+        return done;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        boolean done = super.cancel(mayInterruptIfRunning);
+        wakeWaiter();
+        return done;
+    }
+
+    @Override
+    public void obtrudeValue(Tensor value) {
+        super.obtrudeValue(value);
+        wakeWaiter();
+    }
+
+    @Override
+    public void obtrudeException(Throwable ex) {
+        super.obtrudeException(ex);
+        wakeWaiter();
+    }
+
+    @Override
+    public Tensor join() {
+        help(Long.MAX_VALUE, false);
+        return super.join();
+    }
+
+    @Override
+    public Tensor get() throws InterruptedException, ExecutionException {
+        help(Long.MAX_VALUE, true);
+        return super.get();
+    }
+
+    @Override
+    public Tensor get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
+            TimeoutException {
+        long nanos = unit.toNanos(timeout);
+        long start = System.nanoTime();
+        help(nanos, true);
+        return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Drives the engine until this op is done or {@code nanos} have passed (then the plain wait takes over).
+     * An interrupt ends a {@code join} with a {@link KoloInterruptedException} (a plain join would ignore it);
+     * for a {@code get}, the plain wait then throws the InterruptedException its contract names.
+     */
+    private void help(long nanos, boolean interruptible) {
+        if (isDone() || nanos <= 0) {
+            return;
+        }
+        long now = System.nanoTime();
+        long deadline = nanos >= Long.MAX_VALUE / 2 ? now + Long.MAX_VALUE / 2 : now + nanos;
+        try {
+            client.drive(this, deadline);
+        } catch (Deadlines.KoloTimeout ignored) {
+            // the plain wait reports it
+        } catch (KoloInterruptedException e) {
+            if (!interruptible) {
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public <U> CompletableFuture<U> newIncompleteFuture() {
+        return new CompletableFuture<>();
     }
 }

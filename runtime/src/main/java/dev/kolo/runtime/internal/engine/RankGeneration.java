@@ -91,6 +91,8 @@ final class RankGeneration {
     private final Map<String, KoloException> stalled = new HashMap<>();
     /** Cache ids dropped in the current round (invalid or evicted): their waiting ops go to the coordinator. */
     private final List<Integer> removed = new ArrayList<>();
+    /** The agreed ops of the current round that run on the data plane (reused: cleared after every round). */
+    private final List<PendingOp> onDataPlane = new ArrayList<>();
 
     /** How a finished op reaches its caller, and how a generation ends: {@link CollectiveClient}. */
     interface Completion {
@@ -309,8 +311,8 @@ final class RankGeneration {
                 demote(op);
             }
         } else {
-            for (int id : removed) {
-                PendingOp op = waiting.get(id);
+            for (int i = 0; i < removed.size(); i++) {
+                PendingOp op = waiting.get(removed.get(i));
                 if (op != null) {
                     demote(op);
                 }
@@ -324,7 +326,8 @@ final class RankGeneration {
         if (n < 0) {
             return false;
         }
-        List<PendingOp> rest = new ArrayList<>();
+        List<PendingOp> rest = onDataPlane;
+        rest.clear();
         for (int k = 0; k < n; k++) {
             int id = round.agreed(k);
             PendingOp op = waiting.take(id);
@@ -339,7 +342,11 @@ final class RankGeneration {
                 rest.add(op);
             }
         }
-        return rest.isEmpty() || executor.runFused(rest, round.agreedAt);
+        try {
+            return rest.isEmpty() || executor.runFused(rest, round.agreedAt);
+        } finally {
+            rest.clear(); // keeps no op (nor its tensors) past its round
+        }
     }
 
     /** A cached tensor goes to the coordinator after all (its entry dropped, a rank joined, or it waited too long). */

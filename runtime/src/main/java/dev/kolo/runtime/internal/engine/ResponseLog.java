@@ -65,6 +65,9 @@ final class ResponseLog {
 
     /** @return when the next response to run arrived, or null when it has not */
     Long nextArrival() {
+        if (responses.isEmpty()) {
+            return null; // the steady state of cached ops: no key boxed for the lookup
+        }
         return arrivals.get(executed);
     }
 

@@ -4,8 +4,6 @@ import dev.kolo.runtime.internal.control.OpSpec;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.IntConsumer;
 
@@ -21,8 +19,15 @@ import java.util.function.IntConsumer;
  */
 final class TensorCache {
     private final int capacity;
-    /** Access order: the first entry is the least recently used. */
-    private final LinkedHashMap<Integer, OpSpec> lru = new LinkedHashMap<>(16, 0.75f, true);
+    /**
+     * Use order, as a list linked through arrays indexed by id (a touch on every op boxes no id): {@link #eldest}
+     * is the least recently used, {@link #newest} the most; -1 ends the list.
+     */
+    private int[] older = new int[64];
+    private int[] newer = new int[64];
+    private int eldest = -1;
+    private int newest = -1;
+    private int size;
     private final Map<OpSpec, Integer> bySpec = new HashMap<>();
     private final Map<String, Integer> byName = new HashMap<>();
     private final BitSet used = new BitSet();
@@ -52,7 +57,10 @@ final class TensorCache {
 
     /** Marks {@code id} as used now (it ran): the least recently used entry is evicted first. */
     void touch(int id) {
-        lru.get(id);
+        if (spec(id) != null && id != newest) {
+            unlink(id);
+            append(id);
+        }
     }
 
     /**
@@ -79,17 +87,20 @@ final class TensorCache {
         int id = used.nextClearBit(0);
         used.set(id);
         if (id >= specs.length) {
-            specs = Arrays.copyOf(specs, Math.max(id + 1, 2 * specs.length));
+            int length = Math.max(id + 1, 2 * specs.length);
+            specs = Arrays.copyOf(specs, length);
+            older = Arrays.copyOf(older, length);
+            newer = Arrays.copyOf(newer, length);
         }
         specs[id] = spec;
-        lru.put(id, spec);
+        append(id);
         bySpec.put(spec, id);
         byName.put(spec.name, id);
-        for (Iterator<Integer> it = lru.keySet().iterator(); lru.size() > capacity; ) {
-            int eldest = it.next();
-            it.remove();
-            forget(eldest);
-            removed.accept(eldest);
+        while (size > capacity) {
+            int evicted = eldest;
+            unlink(evicted);
+            forget(evicted);
+            removed.accept(evicted);
         }
         return id;
     }
@@ -97,7 +108,7 @@ final class TensorCache {
     /** Drops {@code id}; nothing happens if it is not cached. */
     void remove(int id) {
         if (spec(id) != null) {
-            lru.remove(id);
+            unlink(id);
             forget(id);
         }
     }
@@ -116,6 +127,35 @@ final class TensorCache {
     }
 
     int size() {
-        return lru.size();
+        return size;
+    }
+
+    /** Makes {@code id} the most recently used. */
+    private void append(int id) {
+        older[id] = newest;
+        newer[id] = -1;
+        if (newest < 0) {
+            eldest = id;
+        } else {
+            newer[newest] = id;
+        }
+        newest = id;
+        size++;
+    }
+
+    private void unlink(int id) {
+        int before = older[id];
+        int after = newer[id];
+        if (before < 0) {
+            eldest = after;
+        } else {
+            newer[before] = after;
+        }
+        if (after < 0) {
+            newest = before;
+        } else {
+            older[after] = before;
+        }
+        size--;
     }
 }

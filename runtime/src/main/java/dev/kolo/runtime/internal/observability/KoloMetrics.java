@@ -182,11 +182,20 @@ public final class KoloMetrics implements AutoCloseable {
         if (!enabled) {
             return;
         }
-        sent.computeIfAbsent(op, o -> Counter.builder("kolo.dataplane.sent").baseUnit("bytes").tag("op", o.label())
-                .description("Bytes this rank sent on the data plane").register(registry)).increment(sentBytes);
-        received.computeIfAbsent(op, o -> Counter.builder("kolo.dataplane.received").baseUnit("bytes")
-                .tag("op", o.label()).description("Bytes this rank received on the data plane").register(registry))
-                .increment(receivedBytes);
+        Counter out = sent.get(op); // not computeIfAbsent: its lambda, capturing the registry, is an allocation per op
+        if (out == null) {
+            out = Counter.builder("kolo.dataplane.sent").baseUnit("bytes").tag("op", op.label())
+                    .description("Bytes this rank sent on the data plane").register(registry);
+            sent.put(op, out);
+        }
+        out.increment(sentBytes);
+        Counter in = received.get(op);
+        if (in == null) {
+            in = Counter.builder("kolo.dataplane.received").baseUnit("bytes").tag("op", op.label())
+                    .description("Bytes this rank received on the data plane").register(registry);
+            received.put(op, in);
+        }
+        in.increment(receivedBytes);
     }
 
     public void negotiated(long nanos) {
