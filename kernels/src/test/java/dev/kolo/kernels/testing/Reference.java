@@ -73,7 +73,8 @@ public final class Reference {
         }
     }
 
-    private static double op(ReductionOp op, double x, double y) {
+    /** @return {@code x op y} in double, the reference's arithmetic for the floating types */
+    public static double op(ReductionOp op, double x, double y) {
         switch (op) {
             case SUM: return x + y;
             case PRODUCT: return x * y;
@@ -82,7 +83,8 @@ public final class Reference {
         }
     }
 
-    private static long op(ReductionOp op, long x, long y) {
+    /** @return {@code x op y} in long, before wrapping to the integer type's width */
+    public static long op(ReductionOp op, long x, long y) {
         switch (op) {
             case SUM: return x + y;
             case PRODUCT: return x * y;

@@ -79,19 +79,19 @@ final class DirectAllreduce {
         private int length;
 
         void send(ByteBuffer b, int off, int len) {
-            buffer = b;
-            offset = off;
-            length = len;
-            sendUnits = 1;
-            recvUnits = 0;
+            unit(b, off, len, 1, 0);
         }
 
         void receive(ByteBuffer b, int off, int len) {
+            unit(b, off, len, 0, 1);
+        }
+
+        private void unit(ByteBuffer b, int off, int len, int sends, int receives) {
             buffer = b;
             offset = off;
             length = len;
-            sendUnits = 0;
-            recvUnits = 1;
+            sendUnits = sends;
+            recvUnits = receives;
         }
 
         @Override

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.kernels.ReductionOp;
+import dev.kolo.kernels.testing.Reference;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.transport.connect.TransportOptions;
@@ -168,7 +170,7 @@ class RingCollectivesTest {
                 for (int r = 0; r < n; r++) {
                     Elements.put(t, one, 0, input(t, cs.op(), r, i));
                     double v = Elements.get(t, one, 0) * cs.prescale();
-                    acc = r == 0 ? v : combine(cs.op(), acc, v);
+                    acc = r == 0 ? v : Reference.op(reduction(cs.op()), acc, v);
                 }
                 double expected = acc * finalScale;
                 double actual = Elements.get(t, result, i - from + at);
@@ -189,7 +191,7 @@ class RingCollectivesTest {
                     if (cs.prescale() != 1.0) {
                         v = Elements.scaled(t, v, cs.prescale());
                     }
-                    acc = r == 0 ? v : Elements.wrap(t, combine(cs.op(), acc, v));
+                    acc = r == 0 ? v : Elements.wrap(t, Reference.op(reduction(cs.op()), acc, v));
                 }
                 long expected = finalScale == 1.0 ? acc : Elements.scaled(t, acc, finalScale);
                 long actual = Elements.getLong(t, result, i - from + at);
@@ -200,23 +202,11 @@ class RingCollectivesTest {
         }
     }
 
-    static double combine(ReduceOp op, double a, double b) {
-        return switch (op) {
-            case SUM, AVERAGE -> a + b;
-            case MIN -> Math.min(a, b);
-            case MAX -> Math.max(a, b);
-            case PRODUCT -> a * b;
-        };
+    /** The kernels' reduction for a collective's op: AVERAGE sums, and the caller scales. */
+    static ReductionOp reduction(ReduceOp op) {
+        return op == ReduceOp.AVERAGE ? ReductionOp.SUM : ReductionOp.valueOf(op.name());
     }
 
-    static long combine(ReduceOp op, long a, long b) {
-        return switch (op) {
-            case SUM, AVERAGE -> a + b;
-            case MIN -> Math.min(a, b);
-            case MAX -> Math.max(a, b);
-            case PRODUCT -> a * b;
-        };
-    }
 
     @Test
     void minAndMaxPropagateNaN() throws Exception {

@@ -89,10 +89,15 @@ public final class Handshake {
      * @throws IllegalArgumentException on a wrong magic, version or length
      */
     static int helloTextLength(ByteBuffer fixed) {
+        return textLength(fixed, 28, "hello field job length");
+    }
+
+    /** The length of the text after a fixed part, at {@code at}, once magic and version are checked. */
+    private static int textLength(ByteBuffer fixed, int at, String field) {
         checkMagicAndVersion(fixed.getInt(0), fixed.getShort(4));
-        int len = fixed.getShort(28) & 0xFFFF;
+        int len = fixed.getShort(at) & 0xFFFF;
         if (len > MAX_TEXT_BYTES) {
-            throw new IllegalArgumentException("hello field job length = " + len + " exceeds " + MAX_TEXT_BYTES);
+            throw new IllegalArgumentException(field + " = " + len + " exceeds " + MAX_TEXT_BYTES);
         }
         return len;
     }
@@ -142,12 +147,7 @@ public final class Handshake {
     }
 
     static int ackTextLength(ByteBuffer fixed) {
-        checkMagicAndVersion(fixed.getInt(0), fixed.getShort(4));
-        int len = fixed.getShort(20) & 0xFFFF;
-        if (len > MAX_TEXT_BYTES) {
-            throw new IllegalArgumentException("ack field reason length = " + len + " exceeds " + MAX_TEXT_BYTES);
-        }
-        return len;
+        return textLength(fixed, 20, "ack field reason length");
     }
 
     /** @throws IllegalArgumentException if the status is neither accepted nor rejected */
