@@ -50,13 +50,6 @@ public final class KernelReducer implements Reducer {
         return byOrdinal;
     }
 
-    /** Scales elements in place; a factor of exactly 1 (no scaling asked) costs nothing. */
-    public static void scaleUnlessOne(Kernels kernels, ByteBuffer buf, int offset, long count, DType dtype,
-                                      double factor) {
-        if (factor != 1.0 && count > 0) {
-            kernels.scale(elementType(dtype), buf, offset, count, factor);
-        }
-    }
 
     private static ElementType elementType(DType dtype) {
         return dtype.elementType();

@@ -1,6 +1,5 @@
 package dev.kolo.runtime.internal.collectives;
 
-import dev.kolo.kernels.Kernels;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.ReduceOp;
@@ -8,19 +7,19 @@ import java.nio.ByteBuffer;
 
 /** The fast path of a job of one: nothing to exchange, only the scaling a reduction would apply. */
 public final class SingleRankDataPlane implements DataPlane {
-    private final Kernels kernels;
+    private final Reducer reducer;
     private volatile KoloException aborted;
 
-    public SingleRankDataPlane(Kernels kernels) {
-        this.kernels = kernels;
+    public SingleRankDataPlane(Reducer reducer) {
+        this.reducer = reducer;
     }
 
     @Override
     public void allreduce(ByteBuffer buf, int offset, int count, DType dtype, ReduceOp op, double prescale,
                           double postscale) {
         checkOpen();
-        KernelReducer.scaleUnlessOne(kernels, buf, offset, count, dtype, prescale);
-        KernelReducer.scaleUnlessOne(kernels, buf, offset, count, dtype, postscale);
+        scaleUnlessOne(buf, offset, count, dtype, prescale);
+        scaleUnlessOne(buf, offset, count, dtype, postscale);
     }
 
     @Override
@@ -103,6 +102,13 @@ public final class SingleRankDataPlane implements DataPlane {
     private void checkOpen() {
         if (aborted != null) {
             throw aborted;
+        }
+    }
+
+    /** A factor of exactly 1 (no scaling asked) costs nothing. */
+    private void scaleUnlessOne(ByteBuffer buf, int offset, int count, DType dtype, double factor) {
+        if (factor != 1.0 && count > 0) {
+            reducer.scale(dtype, buf, offset, count, factor);
         }
     }
 }

@@ -63,7 +63,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     @Override
     public DataPlane open(ControlMessage.Assignment assignment, WorkerInfo self) {
         if (assignment.workers().size() == 1) {
-            return new SingleRankDataPlane(kernels);
+            return new SingleRankDataPlane(reducer);
         }
         List<PeerAddress> peers = new ArrayList<>();
         for (WorkerInfo w : assignment.workers()) {
