@@ -48,7 +48,7 @@ public final class ElasticTrainWorker {
         state.onReset(e -> System.out.println("ew reset reason=" + e.reason() + " size=" + e.size() + " prev="
                 + e.previousSize() + " rank=" + e.rank() + " gen=" + e.generation() + " commit=" + e.commit()
                 + " rolledBack=" + e.rolledBack() + " checksum=" + m.checksum() + " threads=" + Thread.activeCount()
-                + " fds=" + openFiles() + " t=" + System.currentTimeMillis()));
+                + " fds=" + openFiles() + " pools=" + threadPools() + " t=" + System.currentTimeMillis()));
         System.out.println("ew ready rank=" + kolo.rank() + " size=" + kolo.size() + " gen=" + kolo.generation()
                 + " coordinator=" + kolo.coordinatorRank() + " pid=" + ProcessHandle.current().pid());
         String checksum = Elastic.runOrExit(kolo, state, s -> {
@@ -98,6 +98,20 @@ public final class ElasticTrainWorker {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Live threads grouped by name with the numbers masked ({@code hz.x.cached.thread-#:3,...}): a leak shows as
+     * one group growing every round, a pool warming up as a group that stops at its bound.
+     */
+    private static String threadPools() {
+        java.util.Map<String, Integer> byPool = new java.util.TreeMap<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            byPool.merge(t.getName().replaceAll("[0-9]+", "#").replace(' ', '_').replace(',', '_'), 1, Integer::sum);
+        }
+        StringBuilder s = new StringBuilder();
+        byPool.forEach((name, n) -> s.append(s.length() == 0 ? "" : ",").append(name).append(':').append(n));
+        return s.toString();
     }
 
     private static long openFiles() {
