@@ -5,6 +5,7 @@ import dev.kolo.checkpoint.internal.AsyncSaver;
 import dev.kolo.checkpoint.internal.CheckpointMetrics;
 import dev.kolo.checkpoint.internal.store.ClusterReplicaStore;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.internal.access.ProgressNotes;
 import dev.kolo.runtime.internal.access.WorkerRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -55,6 +56,8 @@ public final class Checkpointer implements AutoCloseable {
     private final CheckpointRestorer restorer;
     private final AsyncSaver saver;
     private final CheckpointMetrics metrics;
+    /** The worker whose status page shows each saved checkpoint, or null. */
+    private final ProgressNotes progress;
 
     private Checkpointer(Builder b, CheckpointStores stores) {
         this.job = b.job;
@@ -65,6 +68,14 @@ public final class Checkpointer implements AutoCloseable {
         this.saver = new AsyncSaver("kolo-checkpoint-writer-" + job, saveTimeout);
         this.metrics = b.registry == null ? CheckpointMetrics.NONE : new CheckpointMetrics(b.registry);
         this.restorer = new CheckpointRestorer(stores.readOrder, b.copyOnRestore, metrics);
+        this.progress = b.progress;
+    }
+
+    private void saved(SaveResult r) {
+        metrics.saved(r);
+        if (progress != null && r.saved()) {
+            progress.checkpointed(r.id().step(), String.join(", ", r.stores()));
+        }
     }
 
     /** @return a builder; a directory, a replica or a store must be given (or {@code KOLO_CHECKPOINT_DIR} set) */
@@ -97,7 +108,7 @@ public final class Checkpointer implements AutoCloseable {
             if (e != null) {
                 metrics.saveFailed();
             } else {
-                metrics.saved(r);
+                saved(r);
             }
         });
     }
@@ -120,7 +131,7 @@ public final class Checkpointer implements AutoCloseable {
             CheckpointImage image = CheckpointImage.ofTensors(state, job);
             try {
                 SaveResult r = stores.writeAll(image, start, System.nanoTime() - start);
-                metrics.saved(r);
+                saved(r);
                 return r;
             } catch (RuntimeException e) {
                 metrics.saveFailed();
@@ -203,8 +214,15 @@ public final class Checkpointer implements AutoCloseable {
         private Duration saveTimeout = Duration.ofMinutes(10);
         private boolean copyOnRestore;
         private io.micrometer.core.instrument.MeterRegistry registry;
+        private ProgressNotes progress;
 
         private Builder() {
+        }
+
+        /** Shows each checkpoint saved (its step and stores) on {@code kolo}'s status page. */
+        public Builder statusOf(Kolo kolo) {
+            this.progress = WorkerRegistry.of(kolo).progress();
+            return this;
         }
 
         /**

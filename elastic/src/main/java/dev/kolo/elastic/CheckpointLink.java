@@ -83,7 +83,7 @@ final class CheckpointLink implements AutoCloseable {
             boolean writer) {
         Checkpointer.Builder b = Checkpointer.builder().job(job).writer(writer)
                 .inFlightPolicy(InFlightPolicy.SKIP).saveTimeout(Duration.ofSeconds(60))
-                .meterRegistry(kolo.meterRegistry());
+                .meterRegistry(kolo.meterRegistry()).statusOf(kolo);
         if (dir != null) {
             b.directory(dir);
         }

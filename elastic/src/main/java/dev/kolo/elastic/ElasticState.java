@@ -7,6 +7,7 @@ import dev.kolo.elastic.internal.StateRegistry;
 import dev.kolo.elastic.internal.WorkerIdentity;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.internal.access.WorkerRegistry;
 import dev.kolo.runtime.train.Parameter;
 import dev.kolo.runtime.train.UpdateRule;
 import java.nio.ByteBuffer;
@@ -219,6 +220,7 @@ public final class ElasticState implements AutoCloseable {
         long start = System.nanoTime();
         committed.commit();
         metrics.committed(System.nanoTime() - start);
+        WorkerRegistry.of(kolo).progress().committed();
         if (agreed.changes()) {
             throw agreed.changed(kolo, committed.commits(), leaveRequested.get());
         }

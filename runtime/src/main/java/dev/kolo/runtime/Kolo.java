@@ -164,6 +164,48 @@ public final class Kolo implements AutoCloseable {
         return worker.metricsPort();
     }
 
+    /**
+     * @return the address of this worker's live status page ({@code http://host:port/}, served on the metrics
+     *         port beside {@code /metrics}), or null when the metrics port is off ({@code KOLO_METRICS_PORT=0})
+     */
+    public String statusUrl() {
+        return worker.statusUrl();
+    }
+
+    /**
+     * @return the address of the coordinator's status page, the one that shows the whole job (every rank, the
+     *         generation history, the stalls), or null when the coordinator serves none
+     */
+    public String jobStatusUrl() {
+        return worker.coordinatorStatusUrl();
+    }
+
+    /**
+     * Tells Kolo that this rank finished training step {@code step}, which processed {@code samples} samples
+     * (images, sequences) on this rank. The status page turns these into the step rate, the samples per second
+     * and each rank's step time and busy time (its step time minus the time it waited for collectives: the rank
+     * the others wait for has the highest); the metrics {@code kolo_program_step} and
+     * {@code kolo_program_samples_total} carry them too. Call it once per step, from the training loop; it
+     * allocates nothing.
+     *
+     * @throws IllegalArgumentException if {@code step} or {@code samples} is negative
+     */
+    public void reportStep(long step, long samples) {
+        worker.progress().step(step, samples);
+    }
+
+    /**
+     * Reports this rank's newest value of one of the program's own scalars, such as {@code "loss"} or
+     * {@code "accuracy"}: the status page plots it (the mean over the ranks that report it) and the metric
+     * {@code kolo_program_scalar{name="loss"}} serves it. After a name's first report, a call allocates nothing.
+     *
+     * @param name 1 to 64 letters, digits, '_', '.' or '-'; at most 32 names per rank
+     * @throws IllegalArgumentException naming the rule, for a name that breaks it
+     */
+    public void reportScalar(String name, double value) {
+        worker.progress().scalar(name, value);
+    }
+
     /** @return which reduction kernels run: "native" (SIMD) or "java" (the fallback) */
     public String kernels() {
         return worker.kernelsName();

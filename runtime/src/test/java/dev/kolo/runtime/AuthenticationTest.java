@@ -146,7 +146,7 @@ class AuthenticationTest {
             String strangerNode = hz.getCluster().getLocalMember().getAttribute(ClusterNode.NODE_ID_ATTRIBUTE);
             ControlAddresses addresses = new ControlAddresses(job);
             DeliveryOptions plain = new DeliveryOptions().setCodecName(ControlCodec.NAME);
-            WorkerInfo fake = new WorkerInfo(strangerNode, "127.0.0.1", 9, 1, -1, 0, 0, 1);
+            WorkerInfo fake = new WorkerInfo(strangerNode, "127.0.0.1", 9, 0, 1, -1, 0, 0, 1);
             for (Kolo k : secured.workers) {
                 String to = addresses.worker(k.nodeId());
                 // A takeover, a new generation led by the stranger, a fake pending membership change...

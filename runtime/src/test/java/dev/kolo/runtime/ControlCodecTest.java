@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 class ControlCodecTest {
     private final ControlCodec codec = new ControlCodec();
-    private final WorkerInfo worker = new WorkerInfo("node-ü", "10.1.2.3", 7070, 4242, 3, 1, 0, 2);
+    private final WorkerInfo worker = new WorkerInfo("node-ü", "10.1.2.3", 7070, 0, 4242, 3, 1, 0, 2);
 
     @Test
     void everyMessageSurvivesTheWire() {

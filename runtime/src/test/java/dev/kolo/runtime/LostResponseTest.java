@@ -43,8 +43,8 @@ class LostResponseTest {
                 new KernelReducer(dev.kolo.kernels.Kernels.java()), "lost-test-collectives",
                 new Observability(new KoloMetrics(job, false)));
         try {
-            WorkerInfo me = new WorkerInfo(node.nodeId(), "127.0.0.1", 1, 1, -1, 0, 0, 1);
-            WorkerInfo peer = new WorkerInfo("peer-node", "127.0.0.1", 2, 2, -1, 1, 0, 1);
+            WorkerInfo me = new WorkerInfo(node.nodeId(), "127.0.0.1", 1, 0, 1, -1, 0, 0, 1);
+            WorkerInfo peer = new WorkerInfo("peer-node", "127.0.0.1", 2, 0, 2, -1, 1, 0, 1);
             client.onAssignment(new Assignment(1, node.nodeId(), List.of(me, peer)), me);
             OpSpec a = new OpSpec("a", OpType.ALLREDUCE, DType.FLOAT32, new long[] {2}, ReduceOp.SUM, 1, 1, 0, null);
             CompletableFuture<Tensor> op = client.submit(a, Tensor.of(new float[] {1f, 2f}, 2), null, false);

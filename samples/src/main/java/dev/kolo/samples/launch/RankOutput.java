@@ -66,8 +66,23 @@ public final class RankOutput implements Launcher.OutputSink, AutoCloseable {
         return ranks;
     }
 
+    /** What a worker logs once its job has formed, followed by the address of the coordinator's status page. */
+    static final String STATUS_PAGE = "job status page ";
+    /** The job page's address last printed: printed again only when the coordinator changes. */
+    private String statusPage;
+
     @Override
     public void line(int rank, String line) {
+        int at = line.indexOf(STATUS_PAGE);
+        if (at >= 0) {
+            String url = line.substring(at + STATUS_PAGE.length()).split(" ", 2)[0];
+            synchronized (terminal) {
+                if (!url.equals(statusPage)) {
+                    statusPage = url;
+                    terminal.println("[launch] the job has formed; watch it live at " + url);
+                }
+            }
+        }
         if (shown == null || shown.contains(rank)) {
             synchronized (terminal) {
                 terminal.println("[" + rank + "] " + line);

@@ -172,6 +172,7 @@ final class Trainer {
                     double[] eval = evaluate(tag, x, y);
                     accuracy = eval[0];
                     metrics.evaluated(accuracy);
+                    kolo.reportScalar("test_accuracy", accuracy);
                     if (rank == 0) {
                         out.printf(Locale.ROOT, "epoch %d done: test_accuracy=%.4f test_loss=%.4f elapsed=%.1fs%n",
                                 epoch + 1, eval[0], eval[1], (System.nanoTime() - started) / 1e9);
@@ -216,11 +217,14 @@ final class Trainer {
             step++;
             st.set(TrainingState.STEP, step);
             st.set(TrainingState.POSITION, position);
+            kolo.reportStep(step, (long) batch * passes); // the status page's step rate, images/s and step times
             intervalSteps++;
             if (step % s.logEvery() == 0 || count - position < plan.globalBatch()) {
                 double loss = average(tag, intervalLoss / intervalPasses);
                 firstLoss = Double.isNaN(firstLoss) ? loss : firstLoss;
                 lastLoss = loss;
+                kolo.reportScalar("loss", loss);
+                kolo.reportScalar("lr", lr);
                 double seconds = (System.nanoTime() - intervalStart) / 1e9;
                 metrics.interval(step, epoch + 1, loss, intervalSteps, intervalSteps * plan.globalBatch(), seconds, lr);
                 if (rank == 0) {

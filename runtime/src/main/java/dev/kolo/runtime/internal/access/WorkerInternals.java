@@ -13,4 +13,7 @@ public interface WorkerInternals {
      *         cluster notices a loss: a killed worker within the heartbeat timeout)
      */
     List<Departure> departed();
+
+    /** @return this rank's progress, where the modules note commits and checkpoints for the status page */
+    ProgressNotes progress();
 }

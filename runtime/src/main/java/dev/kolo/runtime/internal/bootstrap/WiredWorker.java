@@ -5,6 +5,7 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.internal.access.Departure;
 import dev.kolo.runtime.internal.access.WorkerInternals;
 import dev.kolo.runtime.internal.cluster.ClusterNode;
+import dev.kolo.runtime.internal.cluster.WorkerStatus;
 import dev.kolo.runtime.internal.cluster.WorkerVerticle;
 import dev.kolo.runtime.internal.cluster.WorkerView;
 import dev.kolo.runtime.internal.dataplane.DataPlaneListener;
@@ -12,6 +13,7 @@ import dev.kolo.runtime.internal.dataplane.DataPlanes;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
 import dev.kolo.runtime.internal.observability.HealthServer;
 import dev.kolo.runtime.internal.observability.Observability;
+import dev.kolo.runtime.internal.status.RankProgress;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -35,10 +37,12 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
     private final CollectiveClient collectives;
     private final AtomicReference<WorkerView> view;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final RankProgress progress;
 
     WiredWorker(KoloConfig config, DataPlaneListener dataPlane, DataPlanes dataPlanes, ClusterNode cluster,
                 WorkerVerticle verticle, CollectiveClient collectives, AtomicReference<WorkerView> view,
-                Observability observability, HealthServer health, AtomicBoolean changePending) {
+                Observability observability, HealthServer health, AtomicBoolean changePending, RankProgress progress) {
+        this.progress = progress;
         this.changePending = changePending;
         this.observability = observability;
         this.health = health;
@@ -95,6 +99,34 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
     /** @return the port of the metrics and health endpoint, or 0 when it is disabled */
     public int metricsPort() {
         return health == null ? 0 : health.port();
+    }
+
+    @Override
+    public RankProgress progress() {
+        return progress;
+    }
+
+    /** @return the address of this worker's status page, or null when the metrics port is off */
+    public String statusUrl() {
+        if (health == null) {
+            return null;
+        }
+        String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+        return "http://" + host + ":" + health.port() + "/";
+    }
+
+    /** @return the address of the coordinator's status page (the whole job's), or null if it serves none */
+    public String coordinatorStatusUrl() {
+        WorkerView v = view.get();
+        if (v.assignment() == null) {
+            return null;
+        }
+        for (dev.kolo.runtime.internal.control.WorkerInfo w : v.assignment().workers()) {
+            if (w.node().equals(v.coordinatorNode())) {
+                return WorkerStatus.pageUrl(w);
+            }
+        }
+        return null;
     }
 
     /** @return which reduction kernels run: "native" (SIMD) or "java" (the fallback) */

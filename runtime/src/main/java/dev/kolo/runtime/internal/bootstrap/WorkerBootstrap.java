@@ -5,6 +5,7 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.cluster.ClusterNode;
+import dev.kolo.runtime.internal.cluster.WorkerStatus;
 import dev.kolo.runtime.internal.cluster.WorkerVerticle;
 import dev.kolo.runtime.internal.cluster.WorkerView;
 import dev.kolo.runtime.internal.control.WorkerInfo;
@@ -16,6 +17,9 @@ import dev.kolo.runtime.internal.observability.HealthServer;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.security.TlsMaterial;
+import dev.kolo.runtime.internal.status.RankProgress;
+import dev.kolo.runtime.internal.status.StatusPage;
+import dev.kolo.runtime.internal.status.StatusVerticle;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -69,23 +73,34 @@ public final class WorkerBootstrap {
         HealthServer health = null;
         try {
             AtomicReference<WorkerView> view = new AtomicReference<>(WorkerView.NONE);
-            WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
-                    ProcessHandle.current().pid(), config.rankHint().orElse(-1), -1, -1, -1);
             dataPlanes = new DataPlanes(config, dataPlane, tls);
-            CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes, dataPlanes.reducer(),
-                    "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
-            AtomicBoolean changePending = new AtomicBoolean();
-            WorkerVerticle verticle = new WorkerVerticle(cluster, self, view, collectives, observability, changePending);
-            cluster.vertx().deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            RankProgress progress = new RankProgress(observability.metrics);
+            String board = cluster.addresses().status(cluster.nodeId());
+            StatusPage page = new StatusPage(board);
+            cluster.vertx().deployVerticle(new StatusVerticle(board, page)).toCompletionStage().toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS);
             if (config.metricsPort() != 0) {
                 // A port the user left at its default moves up to a free one under local discovery.
                 int tries = config.discovery() == Discovery.LOCAL && !config.isSet(Settings.METRICS_PORT)
                         ? KoloConfig.LOCAL_PORT_COUNT : 1;
                 health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(), tries,
-                        observability.metrics, () -> view.get().readiness());
+                        observability.metrics, () -> view.get().readiness(),
+                        router -> page.route(cluster.vertx(), router));
             }
+            // The worker's page port travels with it, so that every page can link to the coordinator's.
+            WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
+                    health == null ? 0 : health.port(), ProcessHandle.current().pid(), config.rankHint().orElse(-1),
+                    -1, -1, -1);
+            CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes, dataPlanes.reducer(),
+                    "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
+            AtomicBoolean changePending = new AtomicBoolean();
+            WorkerStatus status = new WorkerStatus(cluster, progress, collectives, tls == null ? "tcp" : "tls",
+                    dataPlanes.kernelsName());
+            WorkerVerticle verticle = new WorkerVerticle(cluster, self, view, collectives, observability, changePending,
+                    status);
+            cluster.vertx().deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             WiredWorker worker = new WiredWorker(config, dataPlane, dataPlanes, cluster, verticle, collectives, view,
-                    observability, health, changePending);
+                    observability, health, changePending, progress);
             Rendezvous.await(worker, deadline);
             int rank = worker.view().self().rank();
             observability.metrics.bindRank(rank, dataPlanes.kernelsName(), collectives::inFlightCount);
@@ -96,6 +111,11 @@ public final class WorkerBootstrap {
             WorkerView v = worker.view();
             LOG.info("rank {} of {} (local {} of {}), generation {}, coordinator rank {}", v.self().rank(), v.size(),
                     v.self().localRank(), v.self().localSize(), v.generation(), v.rankOf(v.coordinatorNode()));
+            if (worker.coordinatorStatusUrl() != null) {
+                // worker.jar launch picks this line up and prints the address of the job's page.
+                LOG.info("job status page {} (this worker's: {})", worker.coordinatorStatusUrl(),
+                        worker.statusUrl());
+            }
             return worker;
         } catch (RuntimeException e) {
             closeAfterFailure(health, cluster, dataPlanes, dataPlane, observability);

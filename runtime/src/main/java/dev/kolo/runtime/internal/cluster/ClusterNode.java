@@ -351,7 +351,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         return hazelcast;
     }
 
-    ControlAddresses addresses() {
+    public ControlAddresses addresses() {
         return addresses;
     }
 

@@ -15,6 +15,7 @@ import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.negotiation.Negotiator;
 import dev.kolo.runtime.internal.negotiation.SentResponses;
 import dev.kolo.runtime.internal.observability.Observability;
+import dev.kolo.runtime.internal.status.StatusVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -76,6 +77,7 @@ final class CoordinatorVerticle extends VerticleBase {
                 : Math.min(config.stallWarning().toMillis(), config.stallShutdown().toMillis() / 2);
         long inspectEvery = Math.max(200, Math.min(5000, shortest / 4));
         vertx.setPeriodic(inspectEvery, id -> inspectStalls());
+        vertx.setPeriodic(StatusVerticle.INTERVAL_MILLIS, id -> showStalls());
         return bus.consumer(node.addresses().coordinator(node.nodeId()), this::onMessage)
                 .completion()
                 .onSuccess(v -> announce());
@@ -116,6 +118,12 @@ final class CoordinatorVerticle extends VerticleBase {
                     resendTo(r.rank(), r.received(), "'" + r.spec().name + "'");
                 }
             }
+        } else if (m instanceof ControlMessage.RankStatus st) {
+            if (current != null && !currentAborted && st.generation() == current.generation()) {
+                vertx.eventBus().send(node.addresses().status(node.nodeId()), new io.vertx.core.json.JsonObject()
+                        .put("kind", "report").put("rank", st.rank()).put("generation", st.generation())
+                        .put("report", st.report()));
+            }
         } else if (m instanceof JoinRequest j) {
             if (negotiating(j.generation(), j)) {
                 sent.held(j.rank(), j.received());
@@ -140,6 +148,9 @@ final class CoordinatorVerticle extends VerticleBase {
         } else if (m instanceof JoinRequest j) {
             rank = j.rank();
             generation = j.generation();
+        } else if (m instanceof ControlMessage.RankStatus st) {
+            rank = st.rank();
+            generation = st.generation();
         } else {
             return true;
         }
@@ -246,6 +257,21 @@ final class CoordinatorVerticle extends VerticleBase {
             negotiator.failStalled(now, shutdown);
             flush();
         }
+    }
+
+    /** Tensors waiting longer than a status interval, for the status page: which ranks they wait for, how long. */
+    private void showStalls() {
+        if (negotiator == null || currentAborted) {
+            return;
+        }
+        io.vertx.core.json.JsonArray list = new io.vertx.core.json.JsonArray();
+        for (Negotiator.Stall stall : negotiator.stalls(System.nanoTime(), StatusVerticle.INTERVAL_MILLIS * 1_000_000)) {
+            list.add(new io.vertx.core.json.JsonObject().put("tensor", stall.name())
+                    .put("missingRanks", new io.vertx.core.json.JsonArray(stall.missingRanks()))
+                    .put("seconds", stall.seconds()));
+        }
+        vertx.eventBus().send(node.addresses().status(node.nodeId()),
+                new io.vertx.core.json.JsonObject().put("kind", "stalls").put("stalls", list));
     }
 
     private HelloReply onHello(Hello hello) {

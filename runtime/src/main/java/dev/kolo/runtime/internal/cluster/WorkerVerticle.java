@@ -14,6 +14,7 @@ import dev.kolo.runtime.internal.control.ControlMessage.MembersChanged;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
 import dev.kolo.runtime.internal.observability.Observability;
+import dev.kolo.runtime.internal.status.StatusVerticle;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
@@ -65,10 +66,12 @@ public final class WorkerVerticle extends VerticleBase {
     private final String receiver;
 
     private final Observability observability;
+    private final WorkerStatus status;
 
     public WorkerVerticle(ClusterNode node, WorkerInfo self, AtomicReference<WorkerView> view,
                    CollectiveClient collectives, Observability observability,
-                   java.util.concurrent.atomic.AtomicBoolean changePending) {
+                   java.util.concurrent.atomic.AtomicBoolean changePending, WorkerStatus status) {
+        this.status = status;
         this.changePending = changePending;
         this.node = node;
         this.observability = observability;
@@ -87,6 +90,7 @@ public final class WorkerVerticle extends VerticleBase {
         members = node.members();
         coordinatorNode = members.get(0);
         helloTimer = vertx.setPeriodic(0, HELLO_INTERVAL_MS, id -> sendHello());
+        vertx.setPeriodic(StatusVerticle.INTERVAL_MILLIS, id -> status.report(vertx, view.get(), control));
         return bus.consumer(node.addresses().worker(node.nodeId()), this::onControl)
                 .completion()
                 .onSuccess(v -> maybeTakeCoordinatorRole());
@@ -202,6 +206,7 @@ public final class WorkerVerticle extends VerticleBase {
         boolean first = !firstAssignment.future().isComplete();
         changePending.set(false);
         publishView();
+        status.formed(vertx, view.get());
         observability.metrics.generation(a.generation(), a.workers().size(), first);
         collectives.onAssignment(a, view.get().self());
         if (joining != null) {
@@ -266,6 +271,7 @@ public final class WorkerVerticle extends VerticleBase {
     /** Ends the current generation on this rank: its collectives (barriers included) fail with {@code cause}. */
     private void endGeneration(KoloException cause, boolean workerLost) {
         abortCause = cause;
+        status.ended(vertx, assignment, cause);
         if (cause instanceof WorkerLostException lost) {
             collectives.workerLost(lost);
         } else {
@@ -314,6 +320,7 @@ public final class WorkerVerticle extends VerticleBase {
         WorkerView v = new WorkerView(assignment, me, coordinatorNode, coordinatorGeneration, abortCause);
         view.set(v);
         viewListeners.forEach(l -> l.accept(v));
+        status.view(vertx, v);
     }
 
 }

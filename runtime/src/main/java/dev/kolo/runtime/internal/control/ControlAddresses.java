@@ -26,6 +26,11 @@ public final class ControlAddresses {
         return prefix + "members." + node;
     }
 
+    /** Local-only facts for the status board of the worker on {@code node}. */
+    public String status(String node) {
+        return prefix + "status." + node;
+    }
+
     /** Local-only requests from the {@link Kolo} handle to its own worker verticle. */
     String api(String node) {
         return prefix + "api." + node;

@@ -49,6 +49,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
     private static final byte JOIN_REQUEST = 11;
     private static final byte JOIN_RESPONSE = 12;
     private static final byte MEMBERSHIP_PENDING = 13;
+    private static final byte RANK_STATUS = 14;
     public static final int MAX_DIMS = 32;
     /** Largest job size a message may describe (rank fields lie below it). */
     static final int MAX_RANKS = MAX_LIST;
@@ -115,6 +116,11 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         } else if (m instanceof ControlMessage.MembershipPending mp) {
             out.appendByte(MEMBERSHIP_PENDING);
             out.appendLong(mp.generation());
+        } else if (m instanceof ControlMessage.RankStatus st) {
+            out.appendByte(RANK_STATUS);
+            out.appendLong(st.generation());
+            out.appendInt(st.rank());
+            writeString(out, st.report());
         } else if (m instanceof JoinResponse j) {
             out.appendByte(JOIN_RESPONSE);
             out.appendLong(j.generation());
@@ -181,6 +187,8 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
             case JOIN_RESPONSE: m = new JoinResponse(r.generation("generation"), r.sequence("sequence"),
                     r.rankOrNone("lastRank")); break;
             case MEMBERSHIP_PENDING: m = new ControlMessage.MembershipPending(r.generation("generation")); break;
+            case RANK_STATUS: m = new ControlMessage.RankStatus(r.generation("generation"), r.rank("rank"), r.string());
+                break;
             default: throw new IllegalArgumentException("unknown control message type " + type);
         }
         if (r.pos != r.end) {
@@ -209,6 +217,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         writeString(out, w.node());
         writeString(out, w.host());
         out.appendInt(w.dataPort());
+        out.appendInt(w.metricsPort());
         out.appendLong(w.pid());
         out.appendInt(w.rankHint());
         out.appendInt(w.rank());
@@ -402,6 +411,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
             String node = nonEmpty(string(), "worker node");
             String host = nonEmpty(string(), "worker host");
             int dataPort = (int) range(i32(), 0, 65535, "worker dataPort");
+            int metricsPort = (int) range(i32(), 0, 65535, "worker metricsPort");
             long pid = range(i64(), -1, Long.MAX_VALUE, "worker pid");
             int rankHint = rankOrNone("worker rankHint");
             int rank = rankOrNone("worker rank");
@@ -411,7 +421,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
                 throw new IllegalArgumentException("control field worker localRank = " + localRank
                         + " is not below localSize " + localSize);
             }
-            return new WorkerInfo(node, host, dataPort, pid, rankHint, rank, localRank, localSize);
+            return new WorkerInfo(node, host, dataPort, metricsPort, pid, rankHint, rank, localRank, localSize);
         }
     }
 }

@@ -95,6 +95,13 @@ public sealed interface ControlMessage {
     record MembershipPending(long generation) implements ControlMessage {
     }
 
+    /**
+     * A rank's status for the coordinator's status page, sent every status interval: {@code report} is a JSON
+     * object (at most {@link ControlCodec#MAX_STRING} bytes) that the page's board reads field by field.
+     */
+    record RankStatus(long generation, int rank, String report) implements ControlMessage {
+    }
+
     /** Local only: the cluster's members changed; {@code members} oldest first, as every member sees them. */
     record MembersChanged(List<String> members, List<String> removed) implements ControlMessage {
     }

@@ -7,14 +7,15 @@ package dev.kolo.runtime.internal.control;
  * @param node     cluster node id (the Hazelcast member UUID)
  * @param host     address of the data plane
  * @param dataPort data-plane port
+ * @param metricsPort port of the worker's metrics, health and status page, or 0 when it serves none
  * @param pid      operating-system process id, for messages a person reads
  * @param rankHint stable rank requested by the worker, or -1
  */
-public record WorkerInfo(String node, String host, int dataPort, long pid, int rankHint, int rank, int localRank,
-                  int localSize) {
+public record WorkerInfo(String node, String host, int dataPort, int metricsPort, long pid, int rankHint, int rank,
+                         int localRank, int localSize) {
 
     public WorkerInfo withRanks(int newRank, int newLocalRank, int newLocalSize) {
-        return new WorkerInfo(node, host, dataPort, pid, rankHint, newRank, newLocalRank, newLocalSize);
+        return new WorkerInfo(node, host, dataPort, metricsPort, pid, rankHint, newRank, newLocalRank, newLocalSize);
     }
 
     /** @return a short description for log lines and errors, e.g. {@code 127.0.0.1 pid 4242} */

@@ -191,8 +191,15 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      * @throws Deadlines.KoloTimeout past the deadline
      */
     public <T> T await(CompletableFuture<T> f, long deadline) {
-        drive(f, deadline);
-        return Deadlines.await(f, deadline);
+        long start = System.nanoTime();
+        try {
+            drive(f, deadline);
+            return Deadlines.await(f, deadline);
+        } finally {
+            // The program's time blocked in Kolo: its step time minus this is the rank's own work (the status
+            // page plots it per rank, so that the rank the others wait for stands out).
+            observability.metrics.waited(System.nanoTime() - start);
+        }
     }
 
     /**
@@ -282,6 +289,21 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     public PendingOp pending(String name) {
         NameSlot slot = names.get(name);
         return slot == null ? null : slot.inFlight();
+    }
+
+    /**
+     * Calls {@code sink} with the name and age (in seconds) of every op in flight for longer than
+     * {@code olderThanNanos}, at most {@code max} of them: what this rank waits for, for the status page. Any thread.
+     */
+    public void forEachWaiting(long olderThanNanos, int max, java.util.function.ObjDoubleConsumer<String> sink) {
+        long now = System.nanoTime();
+        int n = 0;
+        for (NameSlot slot : names.values()) {
+            PendingOp op = slot.inFlight();
+            if (op != null && now - op.submitNanos > olderThanNanos && n++ < max) {
+                sink.accept(op.spec.name, (now - op.submitNanos) / 1e9);
+            }
+        }
     }
 
     public int inFlightCount() {

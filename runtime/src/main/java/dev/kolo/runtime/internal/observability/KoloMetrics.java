@@ -52,6 +52,7 @@ public final class KoloMetrics implements AutoCloseable {
     private final Counter resets;
     private final Counter lostWorkers;
     private final Counter mismatches;
+    private final java.util.concurrent.atomic.LongAdder waitedNanos = new java.util.concurrent.atomic.LongAdder();
     private final AtomicLong ringSize = new AtomicLong();
     private final AtomicLong generation = new AtomicLong();
     private final AtomicLong ready = new AtomicLong();
@@ -105,6 +106,9 @@ public final class KoloMetrics implements AutoCloseable {
         stallWarnings = Counter.builder("kolo.stall.warnings")
                 .description("Stall warnings logged by this worker while it coordinated").register(registry);
         resets = Counter.builder("kolo.resets").description("Generations after the first this worker joined")
+                .register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("kolo.program.wait", waitedNanos, w -> w.sum() / 1e9)
+                .baseUnit("seconds").description("Time the program's threads spent blocked waiting for collectives")
                 .register(registry);
         lostWorkers = Counter.builder("kolo.workers.lost").description("Workers lost from this worker's generation")
                 .register(registry);
@@ -175,6 +179,25 @@ public final class KoloMetrics implements AutoCloseable {
                 .register(registry);
         latency[op.ordinal()][dtype.ordinal()] = timer; // published after its counter
         return timer;
+    }
+
+    /** Time a program thread spent blocked waiting for one of its collectives (recorded when enabled or not). */
+    public void waited(long nanos) {
+        waitedNanos.add(nanos);
+    }
+
+    /** @return total time program threads have spent blocked waiting for collectives, in nanoseconds */
+    public long waitedNanos() {
+        return waitedNanos.sum();
+    }
+
+    /** @return bytes this rank has sent on the data plane (0 while the metrics are off) */
+    public synchronized long bytesSent() {
+        long total = 0;
+        for (Counter c : sent.values()) {
+            total += (long) c.count();
+        }
+        return total;
     }
 
     /** Data-plane traffic of one op as its algorithm moves it (ring: 2(n-1)/n of the buffer each way). */

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class RankAssignerTest {
 
     private static WorkerInfo w(String node, String host, int hint) {
-        return new WorkerInfo(node, host, 1, 1, hint, -1, -1, -1);
+        return new WorkerInfo(node, host, 1, 0, 1, hint, -1, -1, -1);
     }
 
     @Test

@@ -1,0 +1,130 @@
+package dev.kolo.runtime.internal.cluster;
+
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.internal.control.ControlCodec;
+import dev.kolo.runtime.internal.control.ControlMessage;
+import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
+import dev.kolo.runtime.internal.control.WorkerInfo;
+import dev.kolo.runtime.internal.engine.CollectiveClient;
+import dev.kolo.runtime.internal.status.RankProgress;
+import dev.kolo.runtime.internal.status.StatusVerticle;
+import io.vertx.core.Vertx;
+import io.vertx.core.eventbus.DeliveryOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker verticle's side of the status page: tells this worker's status board its generation and the
+ * generation events it sees, and sends this rank's report to the coordinator once a status interval (over the
+ * authenticated control plane; the coordinator's own report stays local). Used on the verticle's context only.
+ */
+public final class WorkerStatus {
+    private static final Logger LOG = LoggerFactory.getLogger(WorkerStatus.class);
+    /** Waiting tensors a report names: enough to see a stall, small enough for one control message. */
+    private static final int MAX_WAITING = 8;
+
+    private final ClusterNode node;
+    private final RankProgress progress;
+    private final CollectiveClient collectives;
+    private final String transport;
+    private final String kernels;
+    private final String board;
+    /** Why the last generation ended on this worker, told with the next one that forms. */
+    private String lastEnd;
+
+    /**
+     * @param transport how the data plane is carried ("tcp", "tls"), as the page names it
+     * @param kernels   which reduction kernels run
+     */
+    public WorkerStatus(ClusterNode node, RankProgress progress, CollectiveClient collectives, String transport,
+                        String kernels) {
+        this.collectives = collectives;
+        this.node = node;
+        this.progress = progress;
+        this.transport = transport;
+        this.kernels = kernels;
+        this.board = node.addresses().status(node.nodeId());
+    }
+
+    /** @return the address of a worker's status page, or null when it serves none */
+    public static String pageUrl(WorkerInfo w) {
+        return w == null || w.metricsPort() == 0 ? null : "http://" + hostForUrl(w.host()) + ":" + w.metricsPort() + "/";
+    }
+
+    private static String hostForUrl(String host) {
+        return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    }
+
+    void view(Vertx vertx, WorkerView v) {
+        JsonArray workers = new JsonArray();
+        WorkerInfo coordinator = null;
+        if (v.assignment() != null) {
+            for (WorkerInfo w : v.assignment().workers()) {
+                workers.add(new JsonObject().put("rank", w.rank()).put("host", w.host()).put("pid", w.pid())
+                        .put("localRank", w.localRank()).put("statusUrl", pageUrl(w)));
+                if (w.node().equals(v.coordinatorNode())) {
+                    coordinator = w;
+                }
+            }
+        }
+        vertx.eventBus().send(board, new JsonObject().put("kind", "view").put("job", node.config().jobName())
+                .put("generation", v.generation()).put("size", v.size()).put("active", v.active())
+                .put("coordinator", node.nodeId().equals(v.coordinatorNode()))
+                .put("selfRank", v.self() == null ? -1 : v.self().rank())
+                .put("coordinatorRank", v.rankOf(v.coordinatorNode())).put("coordinatorUrl", pageUrl(coordinator))
+                .put("transport", transport).put("kernels", kernels).put("workers", workers));
+    }
+
+    void formed(Vertx vertx, WorkerView v) {
+        String reason = lastEnd == null ? "the job formed with " + v.size() + " workers" : lastEnd;
+        event(vertx, "formed", v.generation(), v.size(), reason, null);
+        lastEnd = null;
+    }
+
+    void ended(Vertx vertx, Assignment a, KoloException cause) {
+        if (a == null) {
+            return;
+        }
+        Integer lostRank = cause instanceof WorkerLostException l && l.lostRank() >= 0 ? l.lostRank() : null;
+        lastEnd = "after generation " + a.generation() + " ended: " + cause.getMessage();
+        event(vertx, lostRank != null ? "lost" : "ended", a.generation(), a.workers().size(), cause.getMessage(),
+                lostRank);
+    }
+
+    private void event(Vertx vertx, String event, long generation, int size, String reason, Integer lostRank) {
+        vertx.eventBus().send(board, new JsonObject().put("kind", "event").put("time", System.currentTimeMillis())
+                .put("generation", generation).put("event", event).put("size", size).put("reason", reason)
+                .put("lostRank", lostRank));
+    }
+
+    /** Sends this rank's report to its own board and, unless it coordinates, to the coordinator's. */
+    void report(Vertx vertx, WorkerView v, DeliveryOptions control) {
+        if (!v.active() || v.self() == null) {
+            return;
+        }
+        JsonObject report = progress.report();
+        // What this rank has waited for longer than an interval: the coordinator's board names the ranks that
+        // do not wait for it (stopped, hung, or running something else) in its stall list.
+        JsonArray waiting = new JsonArray();
+        collectives.forEachWaiting(StatusVerticle.INTERVAL_MILLIS * 1_000_000, MAX_WAITING,
+                (name, seconds) -> waiting.add(new JsonObject().put("tensor", name).put("seconds", seconds)));
+        String text = report.put("waiting", waiting).encode();
+        if (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ControlCodec.MAX_STRING) {
+            LOG.debug("status: this rank's report of {} characters does not fit a control message; not sent",
+                    text.length());
+            return;
+        }
+        // Its own board shows this rank's row; the coordinator's shows every rank's.
+        vertx.eventBus().send(board, new JsonObject().put("kind", "report").put("rank", v.self().rank())
+                .put("generation", v.generation()).put("report", text));
+        String coordinator = v.coordinatorNode();
+        if (coordinator != null && !node.nodeId().equals(coordinator)) {
+            vertx.eventBus().send(node.addresses().coordinator(coordinator),
+                    node.seal(coordinator, new ControlMessage.RankStatus(v.generation(), v.self().rank(), text)),
+                    control);
+        }
+    }
+}
