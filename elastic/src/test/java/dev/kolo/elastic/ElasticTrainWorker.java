@@ -50,7 +50,8 @@ public final class ElasticTrainWorker {
                 + " rolledBack=" + e.rolledBack() + " checksum=" + m.checksum() + " threads=" + Thread.activeCount()
                 + " fds=" + openFiles() + " pools=" + threadPools() + " t=" + System.currentTimeMillis()));
         System.out.println("ew ready rank=" + kolo.rank() + " size=" + kolo.size() + " gen=" + kolo.generation()
-                + " coordinator=" + kolo.coordinatorRank() + " pid=" + ProcessHandle.current().pid());
+                + " coordinator=" + kolo.coordinatorRank() + " pid=" + ProcessHandle.current().pid() + " page="
+                + kolo.statusUrl() + " job=" + kolo.jobStatusUrl());
         String checksum = Elastic.runOrExit(kolo, state, s -> {
             System.out.println("ew start rank=" + kolo.rank() + " size=" + kolo.size() + " gen=" + kolo.generation()
                     + " step=" + s.longValue("step") + " checksum=" + m.checksum());
@@ -63,6 +64,7 @@ public final class ElasticTrainWorker {
                 gradBuf.asFloatBuffer().get(g);
                 m.apply(g);
                 s.set("step", step + 1);
+                kolo.reportStep(step + 1, 1);
                 System.out.println("ew step=" + (step + 1) + " rank=" + kolo.rank() + " size=" + kolo.size() + " gen="
                         + kolo.generation() + " t=" + System.currentTimeMillis());
                 if ((step + 1) % commitEvery == 0) {

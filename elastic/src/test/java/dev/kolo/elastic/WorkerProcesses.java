@@ -41,6 +41,12 @@ final class WorkerProcesses implements AutoCloseable {
         return this;
     }
 
+    /** Leaves a setting at its default (e.g. the metrics port, off unless unset). */
+    WorkerProcesses unset(String k) {
+        env.remove(k);
+        return this;
+    }
+
     WorkerProcesses prop(String k, Object v) {
         jvmProps.add("-D" + k + "=" + v);
         return this;

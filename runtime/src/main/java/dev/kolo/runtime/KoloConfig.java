@@ -210,6 +210,12 @@ public final class KoloConfig {
         return get(Settings.DATA_PORT);
     }
 
+    /** @return the address the metrics port binds: {@code KOLO_METRICS_HOST}, else {@link #host()} */
+    public String metricsHost() {
+        String v = get(Settings.METRICS_HOST);
+        return v == null || v.isBlank() ? host : v;
+    }
+
     /** @return the HTTP metrics and health port; 0 disables the endpoint */
     public int metricsPort() {
         return get(Settings.METRICS_PORT);
@@ -398,6 +404,7 @@ public final class KoloConfig {
         public Builder dataPort(int v) { return set(Settings.DATA_PORT, v); }
         /** Metrics port, 0 disables ({@code KOLO_METRICS_PORT}). */
         public Builder metricsPort(int v) { return set(Settings.METRICS_PORT, v); }
+        public Builder metricsHost(String v) { return set(Settings.METRICS_HOST, v); }
         /** Rendezvous deadline ({@code KOLO_RENDEZVOUS_TIMEOUT}, seconds). */
         public Builder rendezvousTimeout(Duration v) { return set(Settings.RENDEZVOUS_TIMEOUT, v); }
         /** Silence after which a member is declared lost ({@code KOLO_HEARTBEAT_TIMEOUT}, seconds). */

@@ -77,6 +77,11 @@ public final class Settings {
             .describe("HTTP metrics and health port; 0 disables (when set, `launch` gives a host's worker i this "
                     + "port + i; left at its default under `local` discovery, a taken port moves up to a free one)");
 
+    public static final Setting<String> METRICS_HOST = text("KOLO_METRICS_HOST", "--metrics-host", "an address")
+            .byDefault(null, "`KOLO_HOST`")
+            .describe("address the metrics port (metrics, health, status page) binds; `127.0.0.1` keeps it to this "
+                    + "machine and `kubectl port-forward`, `0.0.0.0` opens it on every interface");
+
     public static final Setting<Duration> RENDEZVOUS_TIMEOUT = seconds("KOLO_RENDEZVOUS_TIMEOUT",
             "--rendezvous-timeout", Duration.ofSeconds(60), false)
             .describe("how long to wait for the other workers before failing with a report of who arrived");

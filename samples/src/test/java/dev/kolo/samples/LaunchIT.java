@@ -34,6 +34,9 @@ class LaunchIT {
             // The [prefix] is the worker's rank.
             ranks.forEach(l -> assertEquals(l.substring(1, 2), l.replaceAll(".*kolo: rank=(\\d+).*", "$1")));
             assertEquals(3, launch.lines(l -> l.contains("kolo: barrier passed")).size());
+            // The job's page (the coordinator's, on the default metrics port or the next free one) is named once.
+            assertEquals(1, launch.lines(l -> l.matches("\\[launch] the job has formed; watch it live at "
+                    + "http://127\\.0\\.0\\.1:\\d+/")).size(), launch.transcript());
             assertEquals(1, launch.lines(l -> l.matches("\\[0] epoch 1 step 5/\\d+ samples/s \\d+ loss .*")).size(),
                     launch.transcript());
             assertEquals(1, launch.lines(l -> l.matches("\\[0] epoch 1 done: test_accuracy=0\\.\\d{4} .*")).size(),

@@ -52,6 +52,8 @@ import dev.kolo.runtime.Tensor;
  */
 public class KoloTrainer extends Trainer {
     private final Kolo kolo;
+    private final BatchSamples samples;
+    private long steps;
     private ModelExchange exchange;
 
     /**
@@ -60,8 +62,23 @@ public class KoloTrainer extends Trainer {
      * @param config DJL's training configuration, used as by {@code model.newTrainer(config)}
      */
     public KoloTrainer(Kolo kolo, Model model, TrainingConfig config) {
-        super(model, RankListeners.forRank(config, kolo.rank()));
+        this(kolo, model, config, new BatchSamples());
+    }
+
+    private KoloTrainer(Kolo kolo, Model model, TrainingConfig config, BatchSamples samples) {
+        super(model, RankListeners.forRank(config, kolo.rank(), samples));
         this.kolo = kolo;
+        this.samples = samples;
+    }
+
+    /** Counts the samples of the batches trained since the last step, for the status page's samples per second. */
+    private static final class BatchSamples extends ai.djl.training.listener.TrainingListenerAdapter {
+        long sinceStep;
+
+        @Override
+        public void onTrainingBatch(Trainer trainer, BatchData batchData) {
+            sinceStep += batchData.getBatch().getSize();
+        }
     }
 
     /**
@@ -96,6 +113,8 @@ public class KoloTrainer extends Trainer {
     public void step() {
         exchange().averageGradientsAndBuffers();
         super.step();
+        kolo.reportStep(++steps, samples.sinceStep); // the status page's step rate, samples/s and step times
+        samples.sinceStep = 0;
     }
 
     /**

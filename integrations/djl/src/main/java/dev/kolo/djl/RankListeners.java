@@ -35,9 +35,12 @@ final class RankListeners implements TrainingConfig {
         this.listeners = listeners;
     }
 
-    /** @return {@code config} with the listeners that run on {@code rank}; rank-0 wrappers unwrapped */
-    static TrainingConfig forRank(TrainingConfig config, int rank) {
-        List<TrainingListener> kept = new ArrayList<>();
+    /**
+     * @return {@code config} with the listeners that run on {@code rank} (rank-0 wrappers unwrapped), after Kolo's
+     *     own listeners {@code kolosOwn}
+     */
+    static TrainingConfig forRank(TrainingConfig config, int rank, TrainingListener... kolosOwn) {
+        List<TrainingListener> kept = new ArrayList<>(List.of(kolosOwn));
         for (TrainingListener l : config.getTrainingListeners()) {
             if (l instanceof RankZeroListener wrapped) {
                 if (rank == 0) {

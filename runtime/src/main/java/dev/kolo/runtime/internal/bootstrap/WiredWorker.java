@@ -111,7 +111,9 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
         if (health == null) {
             return null;
         }
-        String host = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+        String bound = config.metricsHost();
+        String reachable = bound.equals("0.0.0.0") || bound.equals("::") ? config.host() : bound;
+        String host = reachable.contains(":") ? "[" + reachable + "]" : reachable;
         return "http://" + host + ":" + health.port() + "/";
     }
 

@@ -83,7 +83,7 @@ public final class WorkerBootstrap {
                 // A port the user left at its default moves up to a free one under local discovery.
                 int tries = config.discovery() == Discovery.LOCAL && !config.isSet(Settings.METRICS_PORT)
                         ? KoloConfig.LOCAL_PORT_COUNT : 1;
-                health = HealthServer.start(cluster.vertx(), config.host(), config.metricsPort(), tries,
+                health = HealthServer.start(cluster.vertx(), config.metricsHost(), config.metricsPort(), tries,
                         observability.metrics, () -> view.get().readiness(),
                         router -> page.route(cluster.vertx(), router));
             }

@@ -84,14 +84,22 @@ public final class WorkerStatus {
         lastEnd = null;
     }
 
+    /** This worker's generation ended for a reason other than a lost worker (a regroup, a cluster merge). */
     void ended(Vertx vertx, Assignment a, KoloException cause) {
-        if (a == null) {
-            return;
+        if (a == null || cause instanceof WorkerLostException) {
+            return; // told by lost(), which the cluster's view of the departure calls
         }
-        Integer lostRank = cause instanceof WorkerLostException l && l.lostRank() >= 0 ? l.lostRank() : null;
-        lastEnd = "after generation " + a.generation() + " ended: " + cause.getMessage();
-        event(vertx, lostRank != null ? "lost" : "ended", a.generation(), a.workers().size(), cause.getMessage(),
-                lostRank);
+        if (lastEnd == null) {
+            lastEnd = "after generation " + a.generation() + " ended: " + cause.getMessage();
+        }
+        event(vertx, "ended", a.generation(), a.workers().size(), cause.getMessage(), null);
+    }
+
+    /** The cluster saw a worker of generation {@code a} leave (whether or not the generation had ended already). */
+    void lost(Vertx vertx, Assignment a, WorkerInfo w) {
+        String why = "rank " + w.rank() + " (" + w.describe() + ") left the cluster";
+        lastEnd = "after " + why;
+        event(vertx, "lost", a.generation(), a.workers().size(), why, w.rank());
     }
 
     private void event(Vertx vertx, String event, long generation, int size, String reason, Integer lostRank) {

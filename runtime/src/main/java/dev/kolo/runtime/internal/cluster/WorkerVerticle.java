@@ -221,6 +221,7 @@ public final class WorkerVerticle extends VerticleBase {
             boolean coordinatorLost = gone.equals(coordinatorNode);
             if (lost != null && assignment != null) {
                 departed.add(lost);
+                status.lost(vertx, assignment, lost);
             }
             if ((lost != null || coordinatorLost) && assignment != null && abortCause == null) {
                 String who = lost != null ? "worker rank " + lost.rank() + " (" + lost.describe() + ")"
