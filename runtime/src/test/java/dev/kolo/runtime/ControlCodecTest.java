@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 
 class ControlCodecTest {
     private final ControlCodec codec = new ControlCodec();
-    private final WorkerInfo worker = new WorkerInfo("node-ü", "10.1.2.3", 7070, 0, 4242, 3, 1, 0, 2);
+    private final WorkerInfo worker = new WorkerInfo("node-ü", "10.1.2.3", 7070, 9404, 4242, 3, 1, 0, 2);
 
     @Test
     void everyMessageSurvivesTheWire() {
@@ -37,7 +37,9 @@ class ControlCodecTest {
                         true, new OpSpec("g", OpType.ALLGATHER, DType.INT8, new long[] {2}, ReduceOp.SUM, 1, 1, 0,
                         null), new long[] {2, 2}), new ControlMessage.ResponseEntry("h", false, null, new long[0])),
                         ControlMessage.ErrorKind.NONE, ""),
-                new ControlMessage.JoinResponse(3, 6, 1));
+                new ControlMessage.JoinResponse(3, 6, 1),
+                new ControlMessage.MembershipPending(4),
+                new ControlMessage.RankStatus(3, 2, "{\"step\":12,\"scalars\":{\"loss\":0.5}}"));
         for (ControlMessage m : all) {
             Buffer wire = Buffer.buffer().appendString("prefix");
             codec.encodeToWire(wire, m);
