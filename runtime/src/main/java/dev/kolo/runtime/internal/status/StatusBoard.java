@@ -93,7 +93,8 @@ final class StatusBoard {
         reports.forEach((rank, r) -> s.rankSamples.put(rank, r.report.getLong("samples", 0L)));
         Sample base = series.size() >= RATE_WINDOW ? (Sample) series.toArray()[series.size() - RATE_WINDOW]
                 : series.peekFirst();
-        if (base != null && s.step >= 0 && base.step >= 0 && s.millis > base.millis) {
+        // No rate across a rollback (an elastic restore goes back to the last commit) or before every rank reported.
+        if (base != null && s.step >= 0 && base.step >= 0 && s.step >= base.step && s.millis > base.millis) {
             double seconds = (s.millis - base.millis) / 1000.0;
             s.stepsPerSecond = (s.step - base.step) / seconds;
             // Over the ranks in both samples: a rank whose first report arrived in between adds no jump.
