@@ -43,7 +43,7 @@ final class StatusBoard {
     /** This worker's view of its generation changed (see {@link StatusVerticle} for the fields). */
     void view(JsonObject v) {
         if (v.getLong("generation", 0L) != view.getLong("generation", 0L)) {
-            reports.keySet().retainAll(Set.of()); // a new generation: ranks are renumbered
+            reports.clear(); // a new generation: ranks are renumbered
             lost.clear();
             stalls = new JsonArray();
         }
@@ -91,8 +91,7 @@ final class StatusBoard {
     void sample(long nowMillis) {
         Sample s = new Sample(nowMillis, jobStep());
         reports.forEach((rank, r) -> s.rankSamples.put(rank, r.report.getLong("samples", 0L)));
-        Sample base = series.size() >= RATE_WINDOW ? (Sample) series.toArray()[series.size() - RATE_WINDOW]
-                : series.peekFirst();
+        Sample base = rateBase();
         // No rate across a rollback (an elastic restore goes back to the last commit) or before every rank reported.
         if (base != null && s.step >= 0 && base.step >= 0 && s.step >= base.step && s.millis > base.millis) {
             double seconds = (s.millis - base.millis) / 1000.0;
@@ -128,6 +127,16 @@ final class StatusBoard {
         while (series.size() > SERIES_LENGTH) {
             series.removeFirst();
         }
+    }
+
+    /** The sample a rate is taken from: {@link #RATE_WINDOW} samples back, or the oldest there is. */
+    private Sample rateBase() {
+        Sample base = null;
+        java.util.Iterator<Sample> newestFirst = series.descendingIterator();
+        for (int i = 0; i < RATE_WINDOW && newestFirst.hasNext(); i++) {
+            base = newestFirst.next();
+        }
+        return base;
     }
 
     private boolean fresh(Report r, long nowMillis) {
