@@ -61,7 +61,8 @@ public final class HealthServer implements AutoCloseable {
         }
         throw new KoloException("metrics port " + port + (tries > 1 ? " (and the next " + (tries - 1) + ")" : "")
                 + " on " + host + " is not available (" + last.getMessage() + "); set KOLO_METRICS_PORT "
-                + "(--metrics-port) to a free port, or 0 to disable the endpoint");
+                + "(--metrics-port) to a free port, or 0 to disable the endpoint, or KOLO_METRICS_HOST "
+                + "(--metrics-host) to an address of this machine");
     }
 
     private static void metrics(RoutingContext ctx, KoloMetrics metrics) {
