@@ -120,7 +120,7 @@ final class CoordinatorVerticle extends VerticleBase {
             }
         } else if (m instanceof ControlMessage.RankStatus st) {
             if (current != null && !currentAborted && st.generation() == current.generation()) {
-                vertx.eventBus().send(node.addresses().status(node.nodeId()), new io.vertx.core.json.JsonObject()
+                StatusVerticle.post(vertx, node.addresses().status(node.nodeId()), new io.vertx.core.json.JsonObject()
                         .put("kind", "report").put("rank", st.rank()).put("generation", st.generation())
                         .put("report", st.report()));
             }
@@ -270,7 +270,7 @@ final class CoordinatorVerticle extends VerticleBase {
                     .put("missingRanks", new io.vertx.core.json.JsonArray(stall.missingRanks()))
                     .put("seconds", stall.seconds()));
         }
-        vertx.eventBus().send(node.addresses().status(node.nodeId()),
+        StatusVerticle.post(vertx, node.addresses().status(node.nodeId()),
                 new io.vertx.core.json.JsonObject().put("kind", "stalls").put("stalls", list));
     }
 

@@ -70,7 +70,7 @@ public final class WorkerStatus {
                 }
             }
         }
-        vertx.eventBus().send(board, new JsonObject().put("kind", "view").put("job", node.config().jobName())
+        StatusVerticle.post(vertx, board, new JsonObject().put("kind", "view").put("job", node.config().jobName())
                 .put("generation", v.generation()).put("size", v.size()).put("active", v.active())
                 .put("coordinator", node.nodeId().equals(v.coordinatorNode()))
                 .put("selfRank", v.self() == null ? -1 : v.self().rank())
@@ -103,7 +103,7 @@ public final class WorkerStatus {
     }
 
     private void event(Vertx vertx, String event, long generation, int size, String reason, Integer lostRank) {
-        vertx.eventBus().send(board, new JsonObject().put("kind", "event").put("time", System.currentTimeMillis())
+        StatusVerticle.post(vertx, board, new JsonObject().put("kind", "event").put("time", System.currentTimeMillis())
                 .put("generation", generation).put("event", event).put("size", size).put("reason", reason)
                 .put("lostRank", lostRank));
     }
@@ -126,10 +126,11 @@ public final class WorkerStatus {
             return;
         }
         // Its own board shows this rank's row; the coordinator's shows every rank's.
-        vertx.eventBus().send(board, new JsonObject().put("kind", "report").put("rank", v.self().rank())
+        StatusVerticle.post(vertx, board, new JsonObject().put("kind", "report").put("rank", v.self().rank())
                 .put("generation", v.generation()).put("report", text));
         String coordinator = v.coordinatorNode();
-        if (coordinator != null && !node.nodeId().equals(coordinator)) {
+        // A coordinator that serves no page (its metrics port off) has no use for the report: nothing is sent.
+        if (coordinator != null && !node.nodeId().equals(coordinator) && pageUrl(v.worker(coordinator)) != null) {
             vertx.eventBus().send(node.addresses().coordinator(coordinator),
                     node.seal(coordinator, new ControlMessage.RankStatus(v.generation(), v.self().rank(), text)),
                     control);

@@ -39,7 +39,8 @@ public final class StatusPage {
     }
 
     private void board(Vertx vertx, RoutingContext ctx) {
-        vertx.eventBus().<String>request(StatusVerticle.queryAddress(boardAddress), "")
+        vertx.eventBus().<String>request(StatusVerticle.queryAddress(boardAddress), "",
+                        new io.vertx.core.eventbus.DeliveryOptions().setLocalOnly(true))
                 .onSuccess(reply -> ctx.response().putHeader("Content-Type", "application/json")
                         .putHeader("Cache-Control", "no-store").end(reply.body()))
                 .onFailure(e -> ctx.response().setStatusCode(503).end("status not available: " + e.getMessage()));

@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.status;
 
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import org.slf4j.Logger;
@@ -36,6 +37,14 @@ public final class StatusVerticle extends VerticleBase {
     public StatusVerticle(String address, StatusPage page) {
         this.address = address;
         this.page = page;
+    }
+
+    /** Local only: a fact never leaves this process, so the clustered event bus has nothing to look up. */
+    private static final DeliveryOptions LOCAL = new DeliveryOptions().setLocalOnly(true);
+
+    /** Sends one fact to the board at {@code address} in this process. */
+    public static void post(io.vertx.core.Vertx vertx, String address, JsonObject fact) {
+        vertx.eventBus().send(address, fact, LOCAL);
     }
 
     /** @return the local address on which the page asks for the whole board */
