@@ -43,8 +43,11 @@ class ElasticStatusPageTest {
             long generation = status(jobPage).getLong("generation");
 
             job.kill(victim);
-            WebElement lost = browser.await(30, "the loss in the history", d -> first(browser, "#history li.event-lost"));
-            assertTrue(lost.getText().contains("left"), lost.getText());
+            String lost = browser.await(30, "the loss in the history", d -> {
+                WebElement e = first(browser, "#history li.event-lost");
+                return e == null ? null : e.getText();
+            });
+            assertTrue(lost.contains("left"), lost);
             browser.await(30, "the regroup in the history", d -> browser.all("#history li.event-formed").size() >= 2);
             browser.await(30, "two rank rows, all running", d -> browser.all("#ranks tr.rank-row").size() == 2
                     && browser.all("#ranks tr.rank-row").stream().allMatch(r -> r.getText().contains("running")));

@@ -58,14 +58,19 @@ class LifecycleTest {
                     .reduce((a, b) -> a + "\n" + b).orElse("");
             // The level is the most any of the first half of the rounds reached (the JVM creates pools lazily, and
             // direct buffers go at a collection, one round late or early). A leak grows round after round, so
-            // the last two rounds both exceed it; a descriptor or thread still closing shows in one round only.
+            // every round of the second half exceeds it; a descriptor or thread still closing, or a 2 MB set of
+            // direct buffers freed a round late (seen on the code as it was before any change, in single rounds
+            // and once in two rounds running), shows in some rounds only.
             for (int k = 0; k < 3; k++) {
                 String what = new String[] {"live threads", "open file descriptors", "direct memory bytes"}[k];
                 long level = 0;
                 for (int r = 0; r < ROUNDS / 2; r++) {
                     level = Math.max(level, rounds.get(r)[k]);
                 }
-                long later = Math.min(rounds.get(ROUNDS - 2)[k], rounds.get(ROUNDS - 1)[k]);
+                long later = Long.MAX_VALUE;
+                for (int r = ROUNDS / 2; r < ROUNDS; r++) {
+                    later = Math.min(later, rounds.get(r)[k]);
+                }
                 assertTrue(later <= level, what + " grew from " + level + " to " + later + ":\n" + table + "\n"
                         + names.get(ROUNDS / 2 - 1) + "\n" + names.get(ROUNDS - 1));
             }

@@ -137,9 +137,8 @@ class StatusPageBrowserTest {
             for (String key : List.of("rank", "host", "pid", "localRank", "state", "stepMillis")) {
                 assertTrue(r.containsKey(key), "a rank has " + key + ": " + r);
             }
-            WebElement row = browser.driver.findElement(By.cssSelector("#ranks tr.rank-row[data-rank='"
-                    + r.getInteger("rank") + "']"));
-            String shown = row.getText();
+            String shown = browser.await(5, "rank " + r.getInteger("rank") + "'s row", d -> d.findElement(
+                    By.cssSelector("#ranks tr.rank-row[data-rank='" + r.getInteger("rank") + "']")).getText());
             assertTrue(shown.contains(r.getString("host")), shown + " vs " + r);
             assertTrue(shown.contains(Long.toString(r.getLong("pid"))), shown + " vs " + r);
             long pid = JVMS.process(INDEX_OF_RANK.get(r.getInteger("rank"))).pid();
@@ -156,12 +155,13 @@ class StatusPageBrowserTest {
         int other = coordinator == 0 ? 1 : 0;
         browser.driver.get(PAGE_OF_RANK.get(other));
         browser.await(20, "its own row", d -> browser.all("#ranks tr.rank-row").size() == 1);
-        assertEquals(Integer.toString(other), browser.all("#ranks tr.rank-row").get(0).getAttribute("data-rank"));
-        WebElement link = browser.await(10, "a link to the job's page", d -> {
+        assertEquals(Integer.toString(other), browser.await(5, "its row's rank",
+                d -> browser.all("#ranks tr.rank-row").get(0).getAttribute("data-rank")));
+        String link = browser.await(10, "a link to the job's page", d -> {
             List<WebElement> l = browser.all("#coordinator-link");
-            return l.isEmpty() ? null : l.get(0);
+            return l.isEmpty() ? null : l.get(0).getAttribute("href");
         });
-        assertEquals(jobPage, link.getAttribute("href"));
+        assertEquals(jobPage, link);
         assertEquals("rank", status(PAGE_OF_RANK.get(other)).getString("view"));
     }
 
@@ -175,18 +175,20 @@ class StatusPageBrowserTest {
         JVMS.signal(INDEX_OF_RANK.get(stopped), "STOP");
         try {
             // The others' tensor waits in their rounds, reaches the coordinator after 5 s, and shows there.
-            WebElement stall = browser.await(30, "a stall naming rank " + stopped, d -> {
+            String tensor = browser.await(30, "a stall naming rank " + stopped, d -> {
                 List<WebElement> s = browser.all("#stalls.alert li.stall");
-                return s.isEmpty() || !s.get(0).getText().contains(Integer.toString(stopped)) ? null : s.get(0);
+                return s.isEmpty() || !s.get(0).getText().contains(Integer.toString(stopped)) ? null
+                        : s.get(0).getAttribute("data-tensor");
             });
-            assertEquals("grad", stall.getAttribute("data-tensor"));
+            assertEquals("grad", tensor);
             browser.await(10, "the stopped rank's row is marked", d -> browser.driver.findElement(
                     By.cssSelector("#ranks tr.rank-row[data-rank='" + stopped + "']")).getAttribute("class")
                     .contains("bad"));
             JsonArray stalls = status(jobPage).getJsonArray("stalls");
             assertEquals(1, stalls.size(), stalls.encode());
             assertEquals(new JsonArray().add(stopped), stalls.getJsonObject(0).getJsonArray("missingRanks"));
-            String background = browser.all("#stalls").get(0).getCssValue("background-color");
+            String background = browser.await(5, "the stall box's colour",
+                    d -> browser.all("#stalls").get(0).getCssValue("background-color"));
             assertTrue(background.startsWith("rgba(") || background.startsWith("rgb("), background);
             browser.screenshot("status-stall");
         } finally {
@@ -197,7 +199,7 @@ class StatusPageBrowserTest {
     }
 
     private static String text(String css) {
-        return browser.all(css).get(0).getText().trim();
+        return browser.await(5, css, d -> browser.all(css).get(0).getText().trim());
     }
 
     private static int rankOfIndex(int index) {

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.function.Function;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -48,10 +49,14 @@ public final class HeadlessChromium implements AutoCloseable {
         return new HeadlessChromium(new ChromeDriver(service, options));
     }
 
-    /** Waits up to {@code seconds} for {@code condition} to return a non-null, non-false value, and returns it. */
+    /**
+     * Waits up to {@code seconds} for {@code condition} to return a non-null, non-false value, and returns it. An
+     * element the page replaced while the condition read it (the page redraws its rows at every event) counts as
+     * not yet: the condition is tried again.
+     */
     public <T> T await(double seconds, String what, Function<WebDriver, T> condition) {
         return new WebDriverWait(driver, Duration.ofMillis((long) (seconds * 1000))).withMessage(what)
-                .pollingEvery(Duration.ofMillis(200)).until(condition);
+                .pollingEvery(Duration.ofMillis(200)).ignoring(StaleElementReferenceException.class).until(condition);
     }
 
     public List<WebElement> all(String css) {
