@@ -22,8 +22,10 @@ import java.util.Objects;
  * offsets from 0 and leave position, limit and byte order as they were. Reusing the same buffer (e.g. a
  * fusion buffer) across ops allocates nothing per op; the ring keeps a reference to the last buffer used.
  *
- * <p><b>Algorithms.</b> Allreduce up to 8 KiB: one direct exchange with every peer, then a local
- * reduction in rank order (one network hop); larger: pipelined ring reduce-scatter + allgather.
+ * <p><b>Algorithms.</b> Allreduce by size, as {@link AllreduceAlgorithms} chooses: up to 8 KiB on up to 4 ranks,
+ * one direct exchange with every peer, then a local reduction in rank order (one network hop); small buffers on
+ * more ranks, recursive doubling; medium ones, Rabenseifner's halving and doubling; large ones (and every size
+ * above the direct exchange at 2 ranks), the pipelined ring reduce-scatter + allgather.
  * Allgather and reducescatter: pipelined ring. Broadcast: pipelined chain along the ring. Alltoall:
  * pairwise exchanges. The ring connections carry the neighbours' direct exchanges (in both directions);
  * with 4 or more ranks, {@code Endpoint.connect} also connects every pair of non-neighbours.
@@ -45,6 +47,9 @@ public final class Ring implements DataPlane {
     private final ChainBroadcast broadcast;
     private final PairwiseAlltoall alltoall;
     private final DirectAllreduce direct;
+    private final RecursiveDoublingAllreduce recursiveDoubling;
+    private final RabenseifnerAllreduce rabenseifner;
+    private final AllreduceAlgorithms algorithms;
     private final PeerExchange rounds;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
@@ -67,7 +72,18 @@ public final class Ring implements DataPlane {
      * @param chunkBytes the largest frame payload (the transport's chunk size)
      */
     public Ring(PeerLinks links, Reducer reducer, int chunkBytes) {
+        this(links, reducer, chunkBytes, AllreduceAlgorithms.defaults());
+    }
+
+    /**
+     * @param links the generation's connections, from {@code Endpoint.connect}
+     * @param reducer the element-wise arithmetic
+     * @param chunkBytes the largest frame payload (the transport's chunk size)
+     * @param algorithms which allreduce algorithm takes which size
+     */
+    public Ring(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms) {
         this.links = links;
+        this.algorithms = algorithms;
         this.transport = links.transport();
         this.reducer = reducer;
         Link left = links.left();
@@ -82,6 +98,9 @@ public final class Ring implements DataPlane {
         this.direct = new DirectAllreduce(transport, reducer);
         this.sendLinks = links.sendLinks();
         this.recvLinks = links.recvLinks();
+        this.recursiveDoubling = new RecursiveDoublingAllreduce(transport, sendLinks, recvLinks, reducer,
+                size > 2 ? algorithms.recursiveDoublingMaxBytes() : 0);
+        this.rabenseifner = new RabenseifnerAllreduce(transport, sendLinks, recvLinks, reducer);
         this.sendBounds = new int[size + 1];
         this.recvBounds = new int[size + 1];
         this.barrierBuffer = ByteBuffer.allocateDirect(1);
@@ -126,6 +145,11 @@ public final class Ring implements DataPlane {
         alltoall(sequence++, send, OpArguments.toInts(sendBytes, countsA), recv, OpArguments.toInts(recvBytes, countsB));
     }
 
+    /** @return the generation's connections (tests drive them with rings of other algorithm tables) */
+    PeerLinks links() {
+        return links;
+    }
+
     /** @return this rank in the generation */
     public int rank() {
         return transport.rank;
@@ -165,14 +189,23 @@ public final class Ring implements DataPlane {
             }
             return;
         }
-        transport.beginOp((long) count * dtype.byteSize());
+        long bytes = (long) count * dtype.byteSize();
+        transport.beginOp(bytes);
         try {
-            if ((long) count * dtype.byteSize() <= DirectAllreduce.MAX_BYTES) {
-                direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale, sendLinks, recvLinks);
-                return;
+            switch (algorithms.choose(bytes, size(), true)) {
+                case DIRECT -> direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale,
+                        sendLinks, recvLinks);
+                case RECURSIVE_DOUBLING -> recursiveDoubling.run(seq, v.write, v.read, offset, dtype, count, op,
+                        prescale, postscale);
+                case RABENSEIFNER -> {
+                    rabenseifner.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
+                    lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos;
+                }
+                case RING -> {
+                    allreduce.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
+                    lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
+                }
             }
-            allreduce.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
-            lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
@@ -216,8 +249,13 @@ public final class Ring implements DataPlane {
         }
         transport.beginOp(total);
         try {
-            allreduce.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
-            lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
+            if (algorithms.choose(total, size(), false) == AllreduceAlgorithms.Algorithm.RABENSEIFNER) {
+                rabenseifner.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
+                lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos;
+            } else {
+                allreduce.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
+                lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
+            }
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
@@ -369,7 +407,11 @@ public final class Ring implements DataPlane {
         BufferViews v = barrierViews.of(barrierBuffer);
         transport.beginOp(1);
         try {
-            direct.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0, sendLinks, recvLinks);
+            if (algorithms.choose(1, size(), true) == AllreduceAlgorithms.Algorithm.RECURSIVE_DOUBLING) {
+                recursiveDoubling.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0);
+            } else {
+                direct.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0, sendLinks, recvLinks);
+            }
         } catch (RuntimeException e) {
             throw links.failed(e);
         }

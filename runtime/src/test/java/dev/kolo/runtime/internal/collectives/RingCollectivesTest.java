@@ -79,8 +79,9 @@ class RingCollectivesTest {
     @MethodSource("sizesAndTypes")
     void allreduceEveryTypeAndOpMatchesTheReference(int n, DType t) throws Exception {
         List<Case> cases = new ArrayList<>();
-        // Up to 7n+3 elements takes the one-hop direct path (<= 8 KiB); 9001 elements is over 8 KiB for every
-        // type, so it takes the pipelined ring.
+        // With the default table: up to 7n+3 elements takes the direct path (<= 8 KiB) or recursive doubling;
+        // 9001 elements is over 8 KiB for every type, so it takes the ring at 2 ranks and recursive doubling or
+        // Rabenseifner's algorithm beyond (AllreduceAlgorithmsTest forces each algorithm).
         int[] lengths = IntStream.of(0, 1, n - 1, 7 * n + 3, 9_001).distinct().toArray();
         for (ReduceOp op : ReduceOp.values()) {
             for (int len : lengths) {

@@ -1,0 +1,136 @@
+package dev.kolo.runtime.internal.collectives;
+
+import dev.kolo.runtime.DType;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.internal.transport.FrameReader;
+import dev.kolo.runtime.internal.transport.FrameWriter;
+import dev.kolo.runtime.internal.transport.Link;
+import dev.kolo.runtime.internal.transport.Schedule;
+import dev.kolo.runtime.internal.transport.Transport;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * Latency path for small allreduces on larger jobs: recursive doubling, {@code log2 p} steps (plus a fold and
+ * an unfold when the size is not a power of two, see {@link PowerOfTwoGroup}), each exchanging the whole vector
+ * with one partner, where the direct exchange sends {@code n-1} messages and the ring takes {@code 2(n-1)} steps.
+ *
+ * <p>Both partners of a step combine the same two vectors, always as {@code lower op upper} (the half of the
+ * group with the lower ranks first), so they hold the same bytes afterwards even for an op whose kernel is not
+ * symmetric bit for bit (MIN and MAX of signed zeros or of NaNs with different payloads).
+ */
+final class RecursiveDoublingAllreduce {
+    private final Transport transport;
+    private final Link[] sendLinks;
+    private final Link[] recvLinks;
+    private final Reducer reducer;
+    private final PowerOfTwoGroup group;
+    private final ByteBuffer scratch;
+    private final Exchange exchange = new Exchange();
+    /** Largest vector this path takes: the size of its scratch buffer. */
+    final int maxBytes;
+
+    RecursiveDoublingAllreduce(Transport transport, Link[] sendLinks, Link[] recvLinks, Reducer reducer,
+            int maxBytes) {
+        this.transport = transport;
+        this.sendLinks = sendLinks;
+        this.recvLinks = recvLinks;
+        this.reducer = reducer;
+        this.group = new PowerOfTwoGroup(transport.size, transport.rank);
+        this.maxBytes = maxBytes;
+        this.scratch = ByteBuffer.allocateDirect(Math.max(8, maxBytes)).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** @param bytes at most {@link #maxBytes} */
+    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
+            double prescale, double postscale) {
+        int bytes = count * dtype.byteSize();
+        view.clear();
+        if (prescale != 1.0) {
+            reducer.scale(dtype, view, offset, count, prescale);
+        }
+        if (group.folds()) {
+            if (group.foldedAway()) {
+                run(seq, group.foldPartner(), sendView, offset, bytes, scratch, 0, 0);
+            } else {
+                run(seq, group.foldPartner(), sendView, offset, 0, scratch, 0, bytes);
+                combine(view, offset, dtype, count, op, bytes, true);
+            }
+        }
+        if (!group.foldedAway()) {
+            int me = group.groupRank;
+            for (int mask = 1; mask < group.p; mask <<= 1) {
+                run(seq, group.rankOf(me ^ mask), sendView, offset, bytes, scratch, 0, bytes);
+                combine(view, offset, dtype, count, op, bytes, (me & mask) != 0);
+            }
+            double finalScale = op == ReduceOp.AVERAGE ? postscale / transport.size : postscale;
+            if (finalScale != 1.0) {
+                reducer.scale(dtype, view, offset, count, finalScale);
+            }
+        }
+        if (group.folds()) {
+            if (group.foldedAway()) {
+                run(seq, group.foldPartner(), sendView, offset, 0, view, offset, bytes);
+                view.clear();
+            } else {
+                run(seq, group.foldPartner(), sendView, offset, bytes, scratch, 0, 0);
+            }
+        }
+    }
+
+    /** One exchange with {@code partner}: sends {@code sendBytes} of the vector, receives {@code recvBytes} into {@code recv}. */
+    private void run(long seq, int partner, ByteBuffer sendView, int offset, int sendBytes, ByteBuffer recv,
+            int recvOffset, int recvBytes) {
+        exchange.of(sendView, offset, sendBytes, recv, recvOffset, recvBytes);
+        transport.run(exchange, sendLinks[partner], recvLinks[partner], seq);
+    }
+
+    /** The vector becomes {@code lower op upper} of itself and the partner's (in scratch). */
+    private void combine(ByteBuffer view, int offset, DType dtype, int count, ReduceOp op, int bytes,
+            boolean partnerIsLower) {
+        view.clear();
+        scratch.clear();
+        if (partnerIsLower) {
+            reducer.reduce(dtype, op, scratch, 0, view, offset, count);
+            view.put(offset, scratch, 0, bytes);
+        } else {
+            reducer.reduce(dtype, op, view, offset, scratch, 0, count);
+        }
+    }
+
+    /** At most one frame each way: the whole vector, or nothing. */
+    private static final class Exchange extends Schedule {
+        private ByteBuffer send;
+        private int sendOffset;
+        private int sendBytes;
+        private ByteBuffer recv;
+        private int recvOffset;
+        private int recvBytes;
+
+        void of(ByteBuffer send, int sendOffset, int sendBytes, ByteBuffer recv, int recvOffset, int recvBytes) {
+            this.send = send;
+            this.sendOffset = sendOffset;
+            this.sendBytes = sendBytes;
+            this.recv = recv;
+            this.recvOffset = recvOffset;
+            this.recvBytes = recvBytes;
+            this.sendUnits = sendBytes > 0 ? 1 : 0;
+            this.recvUnits = recvBytes > 0 ? 1 : 0;
+        }
+
+        @Override
+        protected boolean sendReady(int u, int received) {
+            return true;
+        }
+
+        @Override
+        protected void beginSend(int u, FrameWriter w, long generation, long seq) {
+            w.begin(generation, seq, u, send, sendOffset, sendBytes);
+        }
+
+        @Override
+        protected void beginRecv(int u, FrameReader r) {
+            r.begin(recv, recvOffset, recvBytes);
+        }
+    }
+}
