@@ -1,6 +1,7 @@
 package dev.kolo.runtime;
 
 import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.collectives.RoundCombiner;
 import dev.kolo.runtime.internal.engine.RoundMessage;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
@@ -18,8 +19,8 @@ final class MirrorPlane implements DataPlane {
     private final CompletableFuture<KoloException> failure = new CompletableFuture<>();
     private final boolean blocks;
     private final ByteBuffer outbox = ByteBuffer.allocateDirect(1 << 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-    private final ByteBuffer inbox = ByteBuffer.allocateDirect(2 << 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-    private int length;
+    private final ByteBuffer peer = ByteBuffer.allocateDirect(1 << 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer result = ByteBuffer.allocateDirect(1 << 20).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     /** When set, the peer reports holding no coordinator response (one was lost on its way to it). */
     volatile boolean peerLacksResponses;
 
@@ -80,28 +81,25 @@ final class MirrorPlane implements DataPlane {
         return outbox;
     }
 
+    /** This rank is rank 0; its peer, rank 1, sent the same message (holding no response when told so). */
     @Override
-    public void exchangeRound(int length, int maxBytes) {
-        this.length = length;
-        inbox.put(1 << 20, outbox, 0, length);
+    public int combineRound(int length, int maxBytes, RoundCombiner combiner) {
+        peer.put(0, outbox, 0, length);
+        peer.putLong(RoundMessage.HOLDERS, 1L << 1);
         if (peerLacksResponses) {
-            inbox.putLong((1 << 20) + RoundMessage.RECEIVED, 0);
+            peer.putLong(RoundMessage.RECEIVED, 0);
         }
+        return combiner.combine(outbox, length, 0, peer, length, 1, result);
     }
 
     @Override
-    public ByteBuffer roundInbox() {
-        return inbox;
+    public ByteBuffer roundResult() {
+        return result;
     }
 
     @Override
-    public int roundOffset(int peer) {
-        return peer << 20;
-    }
-
-    @Override
-    public int roundLength(int peer) {
-        return length;
+    public int roundMessagesSent() {
+        return 1;
     }
 
     @Override

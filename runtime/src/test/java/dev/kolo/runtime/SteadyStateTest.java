@@ -166,6 +166,49 @@ class SteadyStateTest {
     }
 
     /**
+     * The agreement round is a recursive-doubling combine: a rank sends log2 n messages per round on a power of two
+     * (where an exchange with every rank sent n-1); otherwise a rank that folds into its neighbour sends one and its
+     * neighbour two more than the others. Checked on the metric that counts them, against 2 ceil(log2 n) + 2.
+     */
+    @ParameterizedTest(name = "messages per agreement round, job of {0}")
+    @ValueSource(ints = {2, 3, 4, 5, 6, 7, 8})
+    void eachAgreementRoundSendsLogarithmicallyManyMessages(int size) throws Exception {
+        List<Kolo> ranks = ranks(size);
+        try {
+            List<Integer> tensors = range(6);
+            for (int s = 0; s < 6; s++) {
+                int step = s;
+                check(CollectiveMatrixTest.onAll(ranks, (r, k) -> step(k, step, tensors, size)), step, tensors, size);
+            }
+            int bound = 2 * (32 - Integer.numberOfLeadingZeros(size - 1)) + 2;
+            for (int r = 0; r < size; r++) {
+                Kolo k = ranks.get(r);
+                double rounds = count(k, "kolo.negotiation.rounds");
+                double messages = count(k, "kolo.negotiation.round.messages");
+                assertTrue(rounds > 0, "rank " + r + " took part in no round");
+                int expected = messagesPerRound(k.rank(), size);
+                assertTrue(expected <= bound, expected + " > " + bound);
+                assertEquals(expected * rounds, messages, "rank " + k.rank() + " of " + size + ": " + messages
+                        + " messages in " + rounds + " rounds, expected " + expected + " per round");
+            }
+        } finally {
+            if (size > 5) {
+                jobs.remove(size).close(); // the other tests share the jobs of 2 to 5
+            }
+        }
+    }
+
+    /** log2 p steps; below 2(n - p), even ranks fold into the next (one message), which also hands back the result. */
+    private static int messagesPerRound(int rank, int size) {
+        int p = Integer.highestOneBit(size);
+        int steps = Integer.numberOfTrailingZeros(p);
+        if (rank < 2 * (size - p)) {
+            return rank % 2 == 0 ? 1 : steps + 2;
+        }
+        return steps;
+    }
+
+    /**
      * Small tensors of a cached step complete in the agreement round itself (the eager path, its own reduction
      * code): half and 8-bit types, PRODUCT and scaling must come out as the data plane's would. Integer results
      * are exact (inputs chosen so sums and products stay in range); fp16 within its precision.

@@ -66,16 +66,19 @@ public interface DataPlane extends AutoCloseable {
     ByteBuffer roundOutbox(int capacity);
 
     /**
-     * Sends {@code roundOutbox()[0, length)} to every other rank and receives theirs (each at most
-     * {@code maxBytes}); then rank j's message is at {@link #roundOffset(int)} of {@link #roundInbox()}.
+     * Combines {@code roundOutbox()[0, length)} with every other rank's message of this round by the engine's
+     * {@code combiner} (each message at most {@code maxBytes}, the same bound on every rank), in {@code log2 n}
+     * exchanges; afterwards every rank holds the same combined message at {@link #roundResult()}.
+     *
+     * @return the combined message's length
      */
-    void exchangeRound(int length, int maxBytes);
+    int combineRound(int length, int maxBytes, RoundCombiner combiner);
 
-    ByteBuffer roundInbox();
+    /** @return the buffer holding the last {@link #combineRound}'s combined message, from offset 0 */
+    ByteBuffer roundResult();
 
-    int roundOffset(int peer);
-
-    int roundLength(int peer);
+    /** @return how many messages this rank sent in the last {@link #combineRound} */
+    int roundMessagesSent();
 
     /**
      * By the thread that runs ops, between them: waits up to {@code timeoutNanos} (0: only looks) for a peer to

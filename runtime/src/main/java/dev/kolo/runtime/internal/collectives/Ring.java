@@ -50,7 +50,7 @@ public final class Ring implements DataPlane {
     private final RecursiveDoublingAllreduce recursiveDoubling;
     private final RabenseifnerAllreduce rabenseifner;
     private final AllreduceAlgorithms algorithms;
-    private final PeerExchange rounds;
+    private final RoundCombine rounds;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
     private final int[] sendBounds;
@@ -104,7 +104,7 @@ public final class Ring implements DataPlane {
         this.sendBounds = new int[size + 1];
         this.recvBounds = new int[size + 1];
         this.barrierBuffer = ByteBuffer.allocateDirect(1);
-        this.rounds = new PeerExchange(transport, sendLinks, recvLinks);
+        this.rounds = new RoundCombine(transport, sendLinks, recvLinks);
         this.countsA = new int[size];
         this.countsB = new int[size];
     }
@@ -418,7 +418,7 @@ public final class Ring implements DataPlane {
     }
 
     /**
-     * The buffer for this rank's next {@link #exchangeRound} message, at least {@code capacity} bytes, written with
+     * The buffer for this rank's next {@link #combineRound} message, at least {@code capacity} bytes, written with
      * absolute puts from offset 0. Grown (reallocated) only when a larger one is asked for.
      */
     @Override
@@ -427,44 +427,36 @@ public final class Ring implements DataPlane {
     }
 
     /**
-     * Sends {@code exchangeOutbox()[0, length)} to every other rank and receives each one's message of the same
-     * {@code seq}, of any length up to {@code maxBytes} (its header says how long; a longer one is a protocol
-     * error). Every rank calls it with the same {@code seq} and {@code maxBytes}. Afterwards rank j's message
-     * is {@code exchangeInbox()[exchangeOffset(j), + exchangeLength(j))}; this rank's own is not copied there.
+     * Combines this rank's round message with every other rank's by recursive doubling (see
+     * {@link RoundCombine}); every rank calls it with the same {@code maxBytes}.
      *
      * @throws WorkerLostException if a peer is lost, stalls, or the ring was aborted
+     * @throws dev.kolo.runtime.KoloException from the combiner when two messages cannot be combined; the
+     *         generation is aborted, so every rank's round fails at once
      */
     @Override
-    public void exchangeRound(int length, int maxBytes) {
+    public int combineRound(int length, int maxBytes, RoundCombiner combiner) {
         long seq = sequence++;
         links.checkOpen();
         if (size() == 1) {
-            return;
+            return length;
         }
         transport.beginOp(length);
         try {
-            rounds.run(seq, length, maxBytes);
+            return rounds.run(seq, length, maxBytes, combiner);
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
     }
 
-    /** @return the buffer holding every peer's message of the last {@link #exchangeRound} */
     @Override
-    public ByteBuffer roundInbox() {
-        return rounds.inbox();
+    public ByteBuffer roundResult() {
+        return rounds.result();
     }
 
-    /** @return where rank {@code peer}'s message of the last {@link #exchangeRound} starts in {@link #roundInbox()} */
     @Override
-    public int roundOffset(int peer) {
-        return rounds.offset(peer);
-    }
-
-    /** @return how long rank {@code peer}'s message of the last {@link #exchangeRound} is */
-    @Override
-    public int roundLength(int peer) {
-        return rounds.length(peer);
+    public int roundMessagesSent() {
+        return rounds.messagesSent();
     }
 
     @Override

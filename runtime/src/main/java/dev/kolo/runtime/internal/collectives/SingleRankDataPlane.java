@@ -58,22 +58,17 @@ public final class SingleRankDataPlane implements DataPlane {
     }
 
     @Override
-    public void exchangeRound(int length, int maxBytes) {
+    public int combineRound(int length, int maxBytes, RoundCombiner combiner) {
         throw new UnsupportedOperationException("a job of one has no agreement rounds");
     }
 
     @Override
-    public ByteBuffer roundInbox() {
+    public ByteBuffer roundResult() {
         throw new UnsupportedOperationException("a job of one has no agreement rounds");
     }
 
     @Override
-    public int roundOffset(int peer) {
-        return 0;
-    }
-
-    @Override
-    public int roundLength(int peer) {
+    public int roundMessagesSent() {
         return 0;
     }
 

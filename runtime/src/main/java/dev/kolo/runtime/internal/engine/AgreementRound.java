@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import java.nio.ByteBuffer;
@@ -13,9 +14,10 @@ import java.util.Map;
 /**
  * One agreement round on the data plane, as this rank takes part in it: it writes this rank's
  * {@link RoundMessage} (ready ids, invalid ids, responses held, joined, the data of small ready allreduces),
- * exchanges it with every rank, and derives from all the messages what every rank derives alike: the ids ready
- * on every rank (in id order, groups complete and together), where each one's eager data lies in every
- * message, the entries to drop, the fewest responses any rank holds and whether any rank has joined.
+ * combines it with every rank's by the data plane's recursive doubling under the {@link RoundRule}, and reads
+ * from the combination what every rank reads alike: the ids ready on every rank (in id order, groups complete and
+ * together), the eager data of those every rank sent (already reduced), the entries to drop, the fewest responses
+ * any rank holds (and who holds that few) and whether any rank has joined.
  *
  * <p>Reused round after round by its {@link RankGeneration}, under the engine lock: no allocation for the
  * bookkeeping of a steady-state round.
@@ -27,26 +29,27 @@ final class AgreementRound {
     private final TensorCache cache;
     private final WaitingTensors waiting;
     private final KoloMetrics metrics;
+    private final Reducer reducer;
+    private final RoundRule rule;
 
     // Scratch, reused.
     private long[] agreedBits = new long[1];
     private long[] invalidBits = new long[1];
+    private long[] eagerBits = new long[1];
     private int[] agreed = new int[16];
-    /** Where rank r's message holds the eager data of the k-th agreed id, or -1: {@code eagerOffsets[r][k]}. */
-    private final int[][] eagerOffsets;
-    private final ByteBuffer[] vectors;
-    private final int[] vectorOffsets;
+    /** Where the combined message holds the reduced data of the k-th agreed id, or -1: {@code eagerOffsets[k]}. */
+    private int[] eagerOffsets = new int[16];
 
     // The round in progress.
     private DataPlane dataPlane;
-    private ByteBuffer out;
-    private ByteBuffer in;
+    private ByteBuffer result;
+    private int resultLength;
     private int words;
     private int max;
-    private boolean joined;
+    private int dataAt;
 
-    // What the exchange found.
-    /** When the messages were all here: the end of the agreement. */
+    // What the round found.
+    /** When the combination was complete: the end of the agreement. */
     long agreedAt;
     /** The fewest coordinator responses any rank holds (this rank included). */
     long minReceived;
@@ -55,16 +58,16 @@ final class AgreementRound {
     /** Some rank (perhaps this one) has joined. */
     boolean someJoined;
 
-    AgreementRound(RankGeneration generation, TensorCache cache, WaitingTensors waiting, KoloMetrics metrics) {
+    AgreementRound(RankGeneration generation, TensorCache cache, WaitingTensors waiting, KoloMetrics metrics,
+            Reducer reducer) {
         this.generation = generation;
         this.rank = generation.rank;
         this.size = generation.size;
         this.cache = cache;
         this.waiting = waiting;
         this.metrics = metrics;
-        this.eagerOffsets = new int[size][16];
-        this.vectors = new ByteBuffer[size];
-        this.vectorOffsets = new int[size];
+        this.reducer = reducer;
+        this.rule = new RoundRule(cache, reducer, size);
     }
 
     /**
@@ -74,29 +77,31 @@ final class AgreementRound {
      */
     int write(DataPlane dp, boolean joined, long received) {
         dataPlane = dp;
-        this.joined = joined;
         words = RoundMessage.words(cache.idLimit());
         max = RoundMessage.maxBytes(words, size);
         ensureWords(words);
-        out = dp.roundOutbox(max);
+        rule.startRound(words);
+        ByteBuffer out = dp.roundOutbox(max);
         out.putInt(RoundMessage.FLAGS, joined ? RoundMessage.FLAG_JOINED : 0).putInt(RoundMessage.WORDS, words)
                 .putLong(RoundMessage.RECEIVED, received);
-        int invalidAt = RoundMessage.invalidAt(words);
-        for (int w = 0; w < words; w++) {
-            long ready = waiting.readyWord(w);
-            long inv = waiting.invalidWord(w);
-            out.putLong(RoundMessage.BITS + 8 * w, ready);
-            out.putLong(invalidAt + 8 * w, inv);
-            agreedBits[w] = ready;
-            invalidBits[w] = inv;
+        for (int w = 0; w < RoundMessage.holderWords(size); w++) {
+            out.putLong(RoundMessage.HOLDERS + 8 * w, w == rank >>> 6 ? 1L << rank : 0L);
         }
-        int end = writeEager();
+        for (int w = 0; w < words; w++) {
+            agreedBits[w] = waiting.readyWord(w);
+            invalidBits[w] = waiting.invalidWord(w);
+        }
+        chooseEager();
+        int pos = RoundMessage.writeSet(out, RoundMessage.setsAt(size), agreedBits, words);
+        pos = RoundMessage.writeSet(out, pos, invalidBits, words);
+        pos = RoundMessage.writeSet(out, pos, eagerBits, words);
+        pos = writeEager(out, pos);
         waiting.clearInvalid();
-        return end;
+        return pos;
     }
 
     /**
-     * Exchanges the written message with every rank and reads theirs.
+     * Combines the written message with every rank's and reads the combination.
      *
      * @param received the coordinator responses this rank holds
      * @param executed the coordinator responses this rank has run
@@ -104,45 +109,42 @@ final class AgreementRound {
      */
     int exchange(int length, long received, long executed) {
         DataPlane dp = dataPlane;
-        dp.exchangeRound(length, max);
+        resultLength = dp.combineRound(length, max, rule);
         agreedAt = System.nanoTime();
-        metrics.round();
-
-        in = dp.roundInbox();
-        minReceived = received;
+        metrics.round(dp.roundMessagesSent());
+        result = dp.roundResult();
+        ByteBuffer in = result;
+        if (resultLength < RoundMessage.setsAt(size) || in.getInt(RoundMessage.WORDS) != words) {
+            generation.protocolError("the round's combined message has " + resultLength + " bytes for "
+                    + (resultLength >= 8 ? in.getInt(RoundMessage.WORDS) : -1) + " cache words; this rank has "
+                    + words + ": the ranks' caches differ");
+            return -1;
+        }
+        someJoined = (in.getInt(RoundMessage.FLAGS) & RoundMessage.FLAG_JOINED) != 0;
+        minReceived = Math.min(received, in.getLong(RoundMessage.RECEIVED));
         lacking = null;
-        someJoined = joined;
-        int invalidAt = RoundMessage.invalidAt(words);
-        for (int j = 0; j < size; j++) {
-            if (j == rank) {
-                continue;
-            }
-            int base = dp.roundOffset(j);
-            int len = dp.roundLength(j);
-            if (len < RoundMessage.eagerAt(words) || in.getInt(base + RoundMessage.WORDS) != words) {
-                generation.protocolError("rank " + j + " sent a round message of " + len + " bytes for "
-                        + (len >= 8 ? in.getInt(base + RoundMessage.WORDS) : -1) + " cache words; this rank has "
-                        + words + ": the ranks' caches differ");
-                return -1;
-            }
-            someJoined |= (in.getInt(base + RoundMessage.FLAGS) & RoundMessage.FLAG_JOINED) != 0;
-            long theirs = in.getLong(base + RoundMessage.RECEIVED);
-            if (theirs < 0) {
-                generation.protocolError("rank " + j + " reports " + theirs + " coordinator responses");
-                return -1;
-            }
-            minReceived = Math.min(minReceived, theirs);
-            if (theirs <= executed && received > executed) {
-                if (lacking == null) {
-                    lacking = new ArrayList<>();
+        if (minReceived <= executed && received > executed) {
+            // Every rank has run at most the fewest any holds, so the ranks holding that few lack the next one.
+            for (int w = 0; w < RoundMessage.holderWords(size); w++) {
+                long bits = in.getLong(RoundMessage.HOLDERS + 8 * w);
+                while (bits != 0) {
+                    int r = (w << 6) + Long.numberOfTrailingZeros(bits);
+                    bits &= bits - 1;
+                    if (lacking == null) {
+                        lacking = new ArrayList<>();
+                    }
+                    lacking.add(r);
                 }
-                lacking.add(j);
-            }
-            for (int w = 0; w < words; w++) {
-                agreedBits[w] &= in.getLong(base + RoundMessage.BITS + 8 * w);
-                invalidBits[w] |= in.getLong(base + invalidAt + 8 * w);
             }
         }
+        int pos = RoundMessage.readSet(in, RoundMessage.setsAt(size), resultLength, agreedBits, words);
+        pos = pos < 0 ? -1 : RoundMessage.readSet(in, pos, resultLength, invalidBits, words);
+        pos = pos < 0 ? -1 : RoundMessage.readSet(in, pos, resultLength, eagerBits, words);
+        if (pos < 0) {
+            generation.protocolError("the round's combined message has a malformed id set");
+            return -1;
+        }
+        dataAt = pos;
         int n = 0;
         for (int w = 0; w < words; w++) {
             long bits = agreedBits[w] & ~invalidBits[w];
@@ -159,16 +161,40 @@ final class AgreementRound {
     }
 
     /**
-     * Finds the eager data of the {@code n} agreed ids in every message, then keeps back the members of
+     * Finds the eager data of the {@code n} agreed ids in the combination, then keeps back the members of
      * incomplete groups. @return how many agreed ids run now, or -1 after a protocol error
      */
     int settle(int n) {
-        for (int r = 0; r < size; r++) {
-            ByteBuffer buf = r == rank ? out : in;
-            int base = r == rank ? 0 : dataPlane.roundOffset(r);
-            int length = r == rank ? Integer.MAX_VALUE : dataPlane.roundLength(r);
-            if (!locateEager(r, buf, base, length, n)) {
-                return -1;
+        if (eagerOffsets.length < agreed.length) {
+            eagerOffsets = new int[agreed.length];
+        }
+        Arrays.fill(eagerOffsets, 0, n, -1);
+        int pos = dataAt;
+        int k = 0;
+        for (int w = 0; w < words; w++) {
+            long bits = eagerBits[w];
+            while (bits != 0) {
+                int id = (w << 6) + Long.numberOfTrailingZeros(bits);
+                bits &= bits - 1;
+                OpSpec spec = cache.spec(id);
+                if (spec == null) {
+                    generation.protocolError("the round carries data for cache id " + id
+                            + ", which this rank does not hold");
+                    return -1;
+                }
+                int bytes = (int) spec.byteSize();
+                if (pos + bytes > resultLength) {
+                    generation.protocolError("the round's combined message ends before the data of '" + spec.name
+                            + "'");
+                    return -1;
+                }
+                while (k < n && agreed[k] < id) {
+                    k++;
+                }
+                if (k < n && agreed[k] == id) {
+                    eagerOffsets[k] = pos;
+                }
+                pos += bytes;
             }
         }
         return completeGroups(n);
@@ -180,29 +206,21 @@ final class AgreementRound {
     }
 
     /**
-     * @return whether every rank sent the data of the k-th agreed id in this round (then {@link #vectors} and
-     *         {@link #vectorOffsets} point at it, rank by rank): the op is complete with the round
+     * @return whether every rank sent the data of the k-th agreed id in this round: the op is complete with the
+     *         round, its reduced data at {@link #eagerOffset(int)} of {@link #eagerData()}
      */
     boolean eagerEverywhere(int k) {
-        for (int r = 0; r < size; r++) {
-            if (eagerOffsets[r][k] < 0) {
-                return false;
-            }
-        }
-        for (int r = 0; r < size; r++) {
-            vectors[r] = r == rank ? out : in;
-            vectorOffsets[r] = r == rank ? eagerOffsets[r][k] : dataPlane.roundOffset(r) + eagerOffsets[r][k];
-        }
-        return true;
+        return eagerOffsets[k] >= 0;
     }
 
-    /** Rank r's eager data of the id last found {@link #eagerEverywhere} is {@code vectors()[r]} at its offset. */
-    ByteBuffer[] vectors() {
-        return vectors;
+    /** @return the buffer holding the round's combination */
+    ByteBuffer eagerData() {
+        return result;
     }
 
-    int[] vectorOffsets() {
-        return vectorOffsets;
+    /** @return where the reduced data of the k-th agreed id begins in {@link #eagerData()} */
+    int eagerOffset(int k) {
+        return eagerOffsets[k];
     }
 
     /** Drops from the cache every id some rank marked invalid in this round, telling {@code removed} each one. */
@@ -220,70 +238,44 @@ final class AgreementRound {
         }
     }
 
-    /** Data of this rank's ready small allreduces, in id order, as every receiver expects it. */
-    private int writeEager() {
-        int pos = RoundMessage.eagerAt(words);
+    /** The ready small allreduces whose data this rank sends, in id order while the budget lasts: {@link #eagerBits}. */
+    private void chooseEager() {
         int budget = RoundMessage.eagerBytes(size);
         for (int w = 0; w < words; w++) {
-            long bits = waiting.readyWord(w);
+            long bits = agreedBits[w];
+            long chosen = 0;
+            while (bits != 0) {
+                int bit = Long.numberOfTrailingZeros(bits);
+                bits &= bits - 1;
+                OpSpec spec = cache.spec((w << 6) + bit);
+                int bytes = (int) spec.byteSize();
+                if (RoundMessage.eager(spec, size) && bytes <= budget) {
+                    chosen |= 1L << bit;
+                    budget -= bytes;
+                }
+            }
+            eagerBits[w] = chosen;
+        }
+    }
+
+    /** The chosen tensors' data from {@code pos}, each prescaled as a sender on the data plane would. @return the end */
+    private int writeEager(ByteBuffer out, int pos) {
+        for (int w = 0; w < words; w++) {
+            long bits = eagerBits[w];
             while (bits != 0) {
                 int id = (w << 6) + Long.numberOfTrailingZeros(bits);
                 bits &= bits - 1;
                 OpSpec spec = cache.spec(id);
                 int bytes = (int) spec.byteSize();
-                if (RoundMessage.eager(spec, size) && bytes <= budget) {
-                    out.put(pos, waiting.get(id).input.data(), 0, bytes);
-                    pos += bytes;
-                    budget -= bytes;
+                out.put(pos, waiting.get(id).input.data(), 0, bytes);
+                double prescale = AverageScaling.prescale(spec, size);
+                if (prescale != 1.0) {
+                    reducer.scale(spec.dtype, out, pos, (int) spec.numElements(), prescale);
                 }
+                pos += bytes;
             }
         }
         return pos;
-    }
-
-    /**
-     * Where rank r's message holds the data of each agreed id, or -1 where it sent none: the same rule as
-     * {@link #writeEager} applied to that rank's ready set. @return false after a protocol error
-     */
-    private boolean locateEager(int r, ByteBuffer buf, int base, int length, int n) {
-        if (eagerOffsets[r].length < n) {
-            eagerOffsets[r] = new int[agreed.length];
-        }
-        int[] offsets = eagerOffsets[r];
-        Arrays.fill(offsets, 0, n, -1);
-        int pos = RoundMessage.eagerAt(words);
-        int budget = RoundMessage.eagerBytes(size);
-        int k = 0;
-        for (int w = 0; w < words && k < n; w++) {
-            long bits = buf.getLong(base + RoundMessage.BITS + 8 * w);
-            while (bits != 0 && k < n) {
-                int id = (w << 6) + Long.numberOfTrailingZeros(bits);
-                bits &= bits - 1;
-                OpSpec spec = cache.spec(id);
-                if (spec == null) {
-                    generation.protocolError("rank " + r + " is ready for cache id " + id
-                            + ", which this rank does not hold");
-                    return false;
-                }
-                while (k < n && agreed[k] < id) {
-                    k++;
-                }
-                int bytes = (int) spec.byteSize();
-                if (RoundMessage.eager(spec, size) && bytes <= budget) {
-                    if (pos + bytes > length) {
-                        generation.protocolError("rank " + r + "'s round message ends before the data of '"
-                                + spec.name + "'");
-                        return false;
-                    }
-                    if (k < n && agreed[k] == id) {
-                        offsets[k] = pos;
-                    }
-                    pos += bytes;
-                    budget -= bytes;
-                }
-            }
-        }
-        return true;
     }
 
     /**
@@ -307,10 +299,7 @@ final class AgreementRound {
         }
         int[] order = new int[n];
         int m = 0;
-        int[][] offsets = new int[size][];
-        for (int r = 0; r < size; r++) {
-            offsets[r] = eagerOffsets[r].clone();
-        }
+        int[] offsets = eagerOffsets.clone();
         int[] ids = agreed.clone();
         for (int k = 0; k < n; k++) {
             OpSpec s = cache.spec(ids[k]);
@@ -330,9 +319,7 @@ final class AgreementRound {
         }
         for (int i = 0; i < m; i++) {
             agreed[i] = ids[order[i]];
-            for (int r = 0; r < size; r++) {
-                eagerOffsets[r][i] = offsets[r][order[i]];
-            }
+            eagerOffsets[i] = offsets[order[i]];
         }
         return m;
     }
@@ -342,6 +329,7 @@ final class AgreementRound {
         if (agreedBits.length < words) {
             agreedBits = new long[words];
             invalidBits = new long[words];
+            eagerBits = new long[words];
         }
     }
 }

@@ -54,11 +54,11 @@ final class BatchExecutor {
         this.eager = eager;
     }
 
-    /** Completes a small allreduce whose data every rank sent in the round: rank r's is {@code vectors[r]}. */
-    void reduceEager(PendingOp op, ByteBuffer[] vectors, int[] offsets, long agreedAt) {
+    /** Completes a small allreduce whose data every rank sent in the round: reduced, it is at {@code at} of {@code combined}. */
+    void reduceEager(PendingOp op, ByteBuffer combined, int at, long agreedAt) {
         long started = System.nanoTime();
         Tensor result = op.output != null ? op.output : Tensor.allocate(op.spec.dtype, op.spec.shape);
-        eager.reduce(op.spec, vectors, offsets, result.data());
+        eager.finish(op.spec, combined, at, result.data());
         recordEager(op, agreedAt, started);
         completion.finish(op, result, null);
     }

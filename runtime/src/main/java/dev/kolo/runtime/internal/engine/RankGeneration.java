@@ -76,7 +76,8 @@ final class RankGeneration {
      */
     private final long responseAgreementNanos;
     private final WaitingTensors waiting = new WaitingTensors();
-    private final AgreementRound round;
+    /** Made with the data plane ({@link #open}): its combination rule reduces eager data with the kernels. */
+    private AgreementRound round;
     private final ResponseLog responses = new ResponseLog();
     private final CoordinatorRequests requests;
     private BatchExecutor executor;
@@ -117,7 +118,6 @@ final class RankGeneration {
         this.fusionThreshold = config.fusionThreshold();
         this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.stallWarning().toNanos() / 10);
         this.responseAgreementNanos = DataPlanes.progressTimeout(config).toNanos();
-        this.round = new AgreementRound(this, cache, waiting, observability.metrics);
         this.requests = new CoordinatorRequests(node, a.coordinatorNode(), generation, rank, observability.metrics);
     }
 
@@ -127,6 +127,7 @@ final class RankGeneration {
         if (abortCause != null) {
             dataPlane.abort(abortCause);
         }
+        round = new AgreementRound(this, cache, waiting, observability.metrics, reducer);
         executor = new BatchExecutor(this, completion, observability, fusionThreshold,
                 new CollectiveOps(rank, size, dataPlane), new EagerReduction(reducer, size));
     }
@@ -337,7 +338,7 @@ final class RankGeneration {
             }
             cache.touch(id);
             if (round.eagerEverywhere(k)) {
-                executor.reduceEager(op, round.vectors(), round.vectorOffsets(), round.agreedAt);
+                executor.reduceEager(op, round.eagerData(), round.eagerOffset(k), round.agreedAt);
             } else {
                 rest.add(op);
             }

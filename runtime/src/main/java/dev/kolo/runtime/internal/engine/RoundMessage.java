@@ -2,33 +2,39 @@ package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
+import java.nio.ByteBuffer;
 
 /**
- * Layout of one rank's message in an agreement round (little-endian), sent to every other rank over the data
- * plane by {@link RankGeneration}:
+ * Layout of an agreement-round message (little-endian): one rank's as it starts the round, or the combination of
+ * a group of ranks' as the round's recursive doubling builds it ({@link RoundRule}); at the end every rank holds
+ * the combination of all:
  *
  * <pre>
- *  0  int     flags (bit 0: this rank has joined)
- *  4  int     words: 64-bit words in each bit set (the same on every rank: the caches are identical)
- *  8  long    coordinator responses this rank holds, contiguously from sequence 0
- * 16  long[w] ready: cache ids of the tensors this rank has submitted and waits for
- *  .  long[w] invalid: cache ids every rank must drop (a name submitted with another spec, or waiting too long)
- *  .  bytes   the data of the ready allreduces small enough to travel in the round itself ("eager"), in id order
+ *  0  int      flags (bit 0: a rank of the group has joined)
+ *  4  int      words: 64-bit words of each id set (the same on every rank: the caches are identical)
+ *  8  long     received: the fewest coordinator responses a rank of the group holds, contiguously from 0
+ * 16  long[h]  holders: the ranks of the group holding exactly that many (h = ceil(size / 64) words)
+ *  .  set      ready: cache ids every rank of the group has submitted and waits for (AND)
+ *  .  set      invalid: cache ids every rank must drop, a name submitted with another spec or waiting too long (OR)
+ *  .  set      eager: ready ids whose data follows, already reduced over the group (AND)
+ *  .  bytes    the eager data, in id order, each prescaled by its rank before the first combination
+ * set:  int k, then k ids (int, ascending) when k >= 0 ("sparse"), or when k == -1 the words of a bit set
  * </pre>
  *
- * Which ready tensors carry eager data is a function of the ready set and the cached specs alone, so every
- * receiver finds each one's bytes without an index.
+ * A set is written sparse when that is shorter: a job with a large cache and few tensors ready sends a few ids,
+ * not the whole bit set.
  */
 public final class RoundMessage {
     static final int FLAGS = 0;
     static final int WORDS = 4;
     public static final int RECEIVED = 8;
-    static final int BITS = 16;
+    public static final int HOLDERS = 16;
     static final int FLAG_JOINED = 1;
+    private static final int DENSE = -1;
     /**
-     * Data a rank sends in one round to all its peers together, for its largest eager allreduce: each peer gets
-     * a copy, so the bound per op shrinks with the ring (64 KiB at 2 ranks, 32 KiB at 3, 21 KiB at 4), never
-     * below {@link #MIN_EAGER_OP_BYTES}. Up to it, one hop beats the ring's 2(n-1) steps on a loopback or LAN.
+     * Data a rank sends in one round, for its largest eager allreduce, as the bound was when every rank sent its
+     * message to every other rank: {@code 64 KiB / (n - 1)} per op (64 KiB at 2 ranks, 21 KiB at 4), never below
+     * {@link #MIN_EAGER_OP_BYTES}. Up to it, riding in the round beats a separate allreduce after it.
      */
     static final int EAGER_FAN_OUT_BYTES = 64 * 1024;
     static final int MIN_EAGER_OP_BYTES = 8 * 1024;
@@ -45,34 +51,100 @@ public final class RoundMessage {
         return (ids + 63) >>> 6;
     }
 
-    static int readyAt() {
-        return BITS;
+    /** @return the 64-bit words of the holders set for a job of {@code size} */
+    public static int holderWords(int size) {
+        return (size + 63) >>> 6;
     }
 
-    static int invalidAt(int words) {
-        return BITS + 8 * words;
+    /** @return where the id sets begin in a message of a job of {@code size} */
+    static int setsAt(int size) {
+        return HOLDERS + 8 * holderWords(size);
     }
 
-    static int eagerAt(int words) {
-        return BITS + 16 * words;
-    }
-
-    /** Largest allreduce whose data travels in the rounds of a ring of {@code size} ranks. */
+    /** Largest allreduce whose data travels in the rounds of a job of {@code size} ranks. */
     static int eagerOpBytes(int size) {
         return Math.max(MIN_EAGER_OP_BYTES, EAGER_FAN_OUT_BYTES / Math.max(1, size - 1));
     }
 
-    /** Most eager data in one message of a ring of {@code size} ranks. */
+    /** Most eager data in one message of a job of {@code size} ranks. */
     static int eagerBytes(int size) {
         return EAGER_OPS_PER_MESSAGE * eagerOpBytes(size);
     }
 
+    /** @return the longest message: every set dense, the whole eager budget */
     static int maxBytes(int words, int size) {
-        return eagerAt(words) + eagerBytes(size);
+        return setsAt(size) + 3 * denseBytes(words) + eagerBytes(size);
+    }
+
+    private static int denseBytes(int words) {
+        return 4 + 8 * words;
     }
 
     /** Whether a ready tensor of this spec sends its data in the round (while the budget lasts). */
     static boolean eager(OpSpec spec, int size) {
         return spec.type == OpType.ALLREDUCE && spec.groupSize == 0 && spec.byteSize() <= eagerOpBytes(size);
+    }
+
+    /**
+     * Writes {@code bits[0, words)} at {@code at}, sparse when shorter.
+     *
+     * @return where the set ends
+     */
+    static int writeSet(ByteBuffer b, int at, long[] bits, int words) {
+        int count = 0;
+        for (int w = 0; w < words; w++) {
+            count += Long.bitCount(bits[w]);
+        }
+        if (4 * count >= 8 * words) {
+            b.putInt(at, DENSE);
+            for (int w = 0; w < words; w++) {
+                b.putLong(at + 4 + 8 * w, bits[w]);
+            }
+            return at + denseBytes(words);
+        }
+        b.putInt(at, count);
+        int pos = at + 4;
+        for (int w = 0; w < words; w++) {
+            long x = bits[w];
+            while (x != 0) {
+                b.putInt(pos, (w << 6) + Long.numberOfTrailingZeros(x));
+                pos += 4;
+                x &= x - 1;
+            }
+        }
+        return pos;
+    }
+
+    /**
+     * Reads a set written by {@link #writeSet} at {@code at} into {@code bits[0, words)}.
+     *
+     * @return where the set ends, or -1 when it does not fit before {@code limit} or names an id beyond the words
+     */
+    static int readSet(ByteBuffer b, int at, int limit, long[] bits, int words) {
+        if (at + 4 > limit) {
+            return -1;
+        }
+        int k = b.getInt(at);
+        java.util.Arrays.fill(bits, 0, words, 0L);
+        if (k == DENSE) {
+            if (at + denseBytes(words) > limit) {
+                return -1;
+            }
+            for (int w = 0; w < words; w++) {
+                bits[w] = b.getLong(at + 4 + 8 * w);
+            }
+            return at + denseBytes(words);
+        }
+        if (k < 0 || k > 64 * words || at + 4 + 4L * k > limit) {
+            return -1;
+        }
+        for (int i = 0; i < k; i++) {
+            int id = b.getInt(at + 4 + 4 * i);
+            if (id < 0 || id >= 64 * words) {
+                return -1;
+            }
+            bits[id >>> 6] |= 1L << id;
+        }
+        return at + 4 + 4 * k;
     }
 }

@@ -43,6 +43,7 @@ public final class KoloMetrics implements AutoCloseable {
     private final Counter cacheHits;
     private final Counter cacheMisses;
     private final Counter rounds;
+    private final Counter roundMessages;
     private final Counter eager;
     private final Counter demoted;
     private final Counter resent;
@@ -91,6 +92,9 @@ public final class KoloMetrics implements AutoCloseable {
                 .description("Tensors sent to the coordinator with full metadata").register(registry);
         rounds = Counter.builder("kolo.negotiation.rounds")
                 .description("Agreement rounds over the data plane this rank took part in").register(registry);
+        roundMessages = Counter.builder("kolo.negotiation.round.messages")
+                .description("Messages this rank sent in agreement rounds (log2 of the ranks per round, plus one "
+                        + "or two when the ranks are not a power of two)").register(registry);
         eager = Counter.builder("kolo.negotiation.eager")
                 .description("Small allreduces completed by an agreement round alone (their data travelled in it)")
                 .register(registry);
@@ -240,8 +244,10 @@ public final class KoloMetrics implements AutoCloseable {
         (hit ? cacheHits : cacheMisses).increment();
     }
 
-    public void round() {
+    /** An agreement round in which this rank sent {@code messages} messages. */
+    public void round(int messages) {
         rounds.increment();
+        roundMessages.increment(messages);
     }
 
     public void eager() {

@@ -1,0 +1,168 @@
+package dev.kolo.runtime.internal.collectives;
+
+import dev.kolo.runtime.internal.transport.FrameReader;
+import dev.kolo.runtime.internal.transport.FrameWriter;
+import dev.kolo.runtime.internal.transport.Link;
+import dev.kolo.runtime.internal.transport.Schedule;
+import dev.kolo.runtime.internal.transport.Transport;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The agreement round as a recursive-doubling combine (as Horovod agrees with a bitwise allreduce of its bit
+ * vector): {@code log2 p} steps in each of which partners swap their messages and both combine them with the
+ * engine's {@link RoundCombiner}, so every rank sends {@code log2 n} messages per round where an all-to-all sends
+ * {@code n-1}. On other sizes ({@link PowerOfTwoGroup}) the fold is an exchange both ways, because the folded rank
+ * may be idle and must hear that a round began (a rank joins a round when bytes arrive); the unfold hands it the
+ * result. Messages have any length up to the round's bound, which each frame header states and the receiver checks.
+ *
+ * <p>Three buffers rotate (this rank's message, the partner's, the combination), direct and little-endian, grown
+ * only when a larger bound is asked for: nothing is allocated per round.
+ */
+final class RoundCombine {
+    private final Transport transport;
+    private final Link[] sendLinks;
+    private final Link[] recvLinks;
+    private final PowerOfTwoGroup group;
+    private final Swap swap = new Swap();
+    private ByteBuffer mine = ByteBuffer.allocateDirect(0);
+    private ByteBuffer theirs = ByteBuffer.allocateDirect(0);
+    private ByteBuffer next = ByteBuffer.allocateDirect(0);
+    private int messagesSent;
+
+    RoundCombine(Transport transport, Link[] sendLinks, Link[] recvLinks) {
+        this.transport = transport;
+        this.sendLinks = sendLinks;
+        this.recvLinks = recvLinks;
+        this.group = new PowerOfTwoGroup(transport.size, transport.rank);
+    }
+
+    /** @return the buffer this rank's next message is written to, at least {@code capacity} bytes */
+    ByteBuffer outbox(int capacity) {
+        if (mine.capacity() < capacity) {
+            int grown = (int) Math.min(Integer.MAX_VALUE, Math.max(capacity, 2L * mine.capacity()));
+            mine = ByteBuffer.allocateDirect(grown).order(ByteOrder.LITTLE_ENDIAN);
+            theirs = ByteBuffer.allocateDirect(grown).order(ByteOrder.LITTLE_ENDIAN);
+            next = ByteBuffer.allocateDirect(grown).order(ByteOrder.LITTLE_ENDIAN);
+        }
+        return mine.clear(); // the frame writer left its cursors on the last message sent from it
+    }
+
+    /** @return the combined message of the last round, from offset 0 */
+    ByteBuffer result() {
+        return mine.clear();
+    }
+
+    /** @return how many messages this rank sent in the last round */
+    int messagesSent() {
+        return messagesSent;
+    }
+
+    /**
+     * Combines {@code outbox()[0, length)} with every rank's message of the same round.
+     *
+     * @return the length of the combined message, now at {@link #result()}
+     */
+    int run(long seq, int length, int maxBytes, RoundCombiner combiner) {
+        if (length > mine.capacity() || length > maxBytes || maxBytes > mine.capacity()) {
+            throw new IllegalArgumentException("round message of " + length + " bytes, bound " + maxBytes
+                    + ", exceeds its buffer (" + mine.capacity() + ")");
+        }
+        messagesSent = 0;
+        int rank = transport.rank;
+        if (group.folds()) {
+            int partner = group.foldPartner();
+            int theirLength = exchange(seq, partner, length, true, maxBytes);
+            length = group.foldedAway() ? combine(combiner, mine, length, rank, theirs, theirLength, partner)
+                    : combine(combiner, theirs, theirLength, partner, mine, length, rank);
+        }
+        if (!group.foldedAway()) {
+            int me = group.groupRank;
+            for (int mask = 1; mask < group.p; mask <<= 1) {
+                int partner = group.rankOf(me ^ mask);
+                int theirLength = exchange(seq, partner, length, true, maxBytes);
+                length = (me & mask) == 0 ? combine(combiner, mine, length, rank, theirs, theirLength, partner)
+                        : combine(combiner, theirs, theirLength, partner, mine, length, rank);
+            }
+        }
+        if (group.folds()) {
+            int partner = group.foldPartner();
+            if (group.foldedAway()) {
+                swap.of(mine, 0, false, theirs, maxBytes);
+                transport.run(swap, sendLinks[partner], recvLinks[partner], seq);
+                ByteBuffer t = mine;
+                mine = theirs;
+                theirs = t;
+                length = swap.received;
+            } else {
+                exchange(seq, partner, length, false, 0);
+            }
+        }
+        return length;
+    }
+
+    /** Sends {@code mine[0, length)} to {@code partner} and, if asked, receives its message into {@link #theirs}. */
+    private int exchange(long seq, int partner, int length, boolean receive, int maxBytes) {
+        swap.of(mine, length, true, receive ? theirs : null, maxBytes);
+        transport.run(swap, sendLinks[partner], recvLinks[partner], seq);
+        messagesSent++;
+        return swap.received;
+    }
+
+    private int combine(RoundCombiner combiner, ByteBuffer lower, int lowerLength, int lowerRank, ByteBuffer upper,
+            int upperLength, int upperRank) {
+        lower.clear();
+        upper.clear();
+        next.clear();
+        int length = combiner.combine(lower, lowerLength, lowerRank, upper, upperLength, upperRank, next);
+        ByteBuffer t = mine;
+        mine = next;
+        next = t;
+        mine.clear();
+        return length;
+    }
+
+    /** At most one frame each way: a whole message of known length out, one of at most a bound in. */
+    private static final class Swap extends Schedule {
+        private ByteBuffer send;
+        private int sendLength;
+        private ByteBuffer recv;
+        private int maxBytes;
+        private FrameReader reader;
+        int received;
+
+        void of(ByteBuffer send, int sendLength, boolean sends, ByteBuffer recv, int maxBytes) {
+            this.send = send;
+            this.sendLength = sendLength;
+            this.recv = recv;
+            this.maxBytes = maxBytes;
+            this.sendUnits = sends ? 1 : 0;
+            this.recvUnits = recv != null ? 1 : 0;
+            this.received = 0;
+        }
+
+        @Override
+        protected boolean sendReady(int u, int received) {
+            return true;
+        }
+
+        @Override
+        protected void beginSend(int u, FrameWriter w, long generation, long seq) {
+            send.clear();
+            w.begin(generation, seq, u, send, 0, sendLength);
+        }
+
+        @Override
+        protected void beginRecv(int u, FrameReader r) {
+            recv.clear();
+            reader = r;
+            r.beginUpTo(recv, 0, maxBytes);
+        }
+
+        @Override
+        protected void received(int u) {
+            received = reader.length();
+            reader = null;
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package dev.kolo.runtime.internal.engine;
+
+import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.internal.collectives.Reducer;
+import dev.kolo.runtime.internal.collectives.RoundCombiner;
+import dev.kolo.runtime.internal.control.OpSpec;
+import java.nio.ByteBuffer;
+
+/**
+ * How two groups' {@link RoundMessage}s combine at a step of the round: flags OR, the fewest responses held (and
+ * who holds that few), ready AND, invalid OR, eager AND with the data of each id both carry reduced as
+ * {@code lower op upper}. Every rank applies it to the same pair the same way, so partners end alike, and the
+ * round's result does not depend on which rank computed it.
+ *
+ * <p>Reused round after round under the engine lock: its scratch sets grow with the cache and nothing else is
+ * allocated.
+ */
+final class RoundRule implements RoundCombiner {
+    private final TensorCache cache;
+    private final Reducer reducer;
+    private final int size;
+    private final int holderWords;
+    private int words;
+    private long[][] sets = new long[6][1];
+    private long[] combined = new long[1];
+
+    RoundRule(TensorCache cache, Reducer reducer, int size) {
+        this.cache = cache;
+        this.reducer = reducer;
+        this.size = size;
+        this.holderWords = RoundMessage.holderWords(size);
+    }
+
+    /** The round about to start covers {@code words} words of ids: messages covering another number are refused. */
+    void startRound(int words) {
+        this.words = words;
+        if (sets[0].length < Math.max(words, holderWords)) {
+            sets = new long[6][Math.max(words, holderWords)];
+            combined = new long[Math.max(words, holderWords)];
+        }
+    }
+
+    @Override
+    public int combine(ByteBuffer lower, int lowerLength, int lowerRank, ByteBuffer upper, int upperLength,
+            int upperRank, ByteBuffer out) {
+        int setsAt = RoundMessage.setsAt(size);
+        check(lower, lowerLength, lowerRank, setsAt);
+        check(upper, upperLength, upperRank, setsAt);
+        out.putInt(RoundMessage.FLAGS, (lower.getInt(RoundMessage.FLAGS) | upper.getInt(RoundMessage.FLAGS))
+                & RoundMessage.FLAG_JOINED);
+        out.putInt(RoundMessage.WORDS, words);
+        long lowReceived = lower.getLong(RoundMessage.RECEIVED);
+        long upReceived = upper.getLong(RoundMessage.RECEIVED);
+        out.putLong(RoundMessage.RECEIVED, Math.min(lowReceived, upReceived));
+        for (int w = 0; w < holderWords; w++) {
+            int at = RoundMessage.HOLDERS + 8 * w;
+            long l = lowReceived <= upReceived ? lower.getLong(at) : 0;
+            long u = upReceived <= lowReceived ? upper.getLong(at) : 0;
+            out.putLong(at, l | u);
+        }
+        long[] lowReady = sets[0];
+        long[] lowInvalid = sets[1];
+        long[] lowEager = sets[2];
+        long[] upReady = sets[3];
+        long[] upInvalid = sets[4];
+        long[] upEager = sets[5];
+        int lowData = readSets(lower, lowerLength, lowerRank, setsAt, lowReady, lowInvalid, lowEager);
+        int upData = readSets(upper, upperLength, upperRank, setsAt, upReady, upInvalid, upEager);
+        int pos = setsAt;
+        for (int w = 0; w < words; w++) {
+            combined[w] = lowReady[w] & upReady[w];
+        }
+        pos = RoundMessage.writeSet(out, pos, combined, words);
+        for (int w = 0; w < words; w++) {
+            combined[w] = lowInvalid[w] | upInvalid[w];
+        }
+        pos = RoundMessage.writeSet(out, pos, combined, words);
+        for (int w = 0; w < words; w++) {
+            combined[w] = lowEager[w] & upEager[w];
+        }
+        pos = RoundMessage.writeSet(out, pos, combined, words);
+        // Both messages' eager data in id order: an id both carry is combined, one only one carries is dropped
+        // (not ready everywhere, or beyond a rank's budget: it runs on the data plane if agreed).
+        for (int w = 0; w < words; w++) {
+            long either = lowEager[w] | upEager[w];
+            while (either != 0) {
+                int bit = Long.numberOfTrailingZeros(either);
+                either &= either - 1;
+                int id = (w << 6) + bit;
+                OpSpec spec = cache.spec(id);
+                if (spec == null || !RoundMessage.eager(spec, size)) {
+                    throw refused(lowerRank, upperRank, "carries data for cache id " + id
+                            + (spec == null ? ", which this rank does not hold" : ", which does not travel in rounds"));
+                }
+                int bytes = (int) spec.byteSize();
+                boolean inLow = (lowEager[w] & (1L << bit)) != 0;
+                boolean inUp = (upEager[w] & (1L << bit)) != 0;
+                if (inLow && lowData + bytes > lowerLength || inUp && upData + bytes > upperLength) {
+                    throw refused(lowerRank, upperRank, "ends before the data of '" + spec.name + "'");
+                }
+                if (inLow && inUp) {
+                    out.put(pos, lower, lowData, bytes);
+                    reducer.reduce(spec.dtype, AverageScaling.sumOp(spec), out, pos, upper, upData,
+                            (int) spec.numElements());
+                    pos += bytes;
+                }
+                lowData += inLow ? bytes : 0;
+                upData += inUp ? bytes : 0;
+            }
+        }
+        return pos;
+    }
+
+    private void check(ByteBuffer m, int length, int rank, int setsAt) {
+        if (length < setsAt || m.getInt(RoundMessage.WORDS) != words) {
+            throw new KoloException("protocol error: the round message from rank " + rank + "'s side has "
+                    + (length >= 8 ? m.getInt(RoundMessage.WORDS) : -1) + " cache words in " + length
+                    + " bytes; this rank has " + words + ": the ranks' caches differ");
+        }
+        if (m.getLong(RoundMessage.RECEIVED) < 0) {
+            throw new KoloException("protocol error: the round message from rank " + rank + "'s side reports "
+                    + m.getLong(RoundMessage.RECEIVED) + " coordinator responses");
+        }
+    }
+
+    private int readSets(ByteBuffer m, int length, int rank, int at, long[] ready, long[] invalid, long[] eager) {
+        at = RoundMessage.readSet(m, at, length, ready, words);
+        at = at < 0 ? -1 : RoundMessage.readSet(m, at, length, invalid, words);
+        at = at < 0 ? -1 : RoundMessage.readSet(m, at, length, eager, words);
+        if (at < 0) {
+            throw new KoloException("protocol error: the round message from rank " + rank + "'s side has a malformed "
+                    + "id set (" + length + " bytes for " + words + " cache words)");
+        }
+        return at;
+    }
+
+    private static KoloException refused(int lowerRank, int upperRank, String problem) {
+        return new KoloException("protocol error: a round message of ranks " + lowerRank + " and " + upperRank + " "
+                + problem + ": the ranks' caches differ");
+    }
+}
