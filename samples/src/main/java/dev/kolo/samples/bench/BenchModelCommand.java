@@ -1,7 +1,6 @@
 package dev.kolo.samples.bench;
 
 import dev.kolo.samples.launch.KoloVersion;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,7 +70,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     CommandSpec spec;
 
     @Override
-    public Integer call() throws IOException {
+    public Integer call() {
         if (!(alphaUs >= 0 && linkGbps > 0 && reduceGBps > 0) || fusionThreshold < 0) {
             throw new IllegalArgumentException("--alpha-us must be 0 or more, --link-gbps and --reduce-gbps above 0, "
                     + "--fusion-threshold 0 or more");
@@ -176,9 +175,10 @@ public final class BenchModelCommand implements Callable<Integer> {
         int inside = (int) Math.round(within * points.size());
         if (output.json) {
             out.printf(Locale.ROOT, "{\"bench\":\"model\",\"section\":\"fit\",\"cores\":%d,\"alpha_us\":%.3f,"
-                    + "\"link_GBps\":%.3f,\"handoff_us\":%.3f,\"overhead_us\":%.3f,\"reduce_GBps\":%.3f,"
+                    + "\"link_GBps\":%s,\"handoff_us\":%.3f,\"overhead_us\":%.3f,\"reduce_GBps\":%.3f,"
                     + "\"points\":%d,\"within_30pct\":%d,\"share_within_30pct\":%.3f}%n", hostCores,
-                    fitted.alpha * 1e6, gbps(fitted.beta), fitted.handoff * 1e6, fitted.overhead * 1e6, reduceGBps,
+                    fitted.alpha * 1e6, fitted.beta == 0 ? "null" : String.format(Locale.ROOT, "%.3f",
+                            gbps(fitted.beta)), fitted.handoff * 1e6, fitted.overhead * 1e6, reduceGBps,
                     points.size(), inside, within);
         } else {
             out.printf(Locale.ROOT, "(c) model against measured: fitted on %d points, %d cores shared by the ranks: "
@@ -206,7 +206,7 @@ public final class BenchModelCommand implements Callable<Integer> {
         }
     }
 
-    /** Gigabytes per second of a time per byte (0 when the fit left β at 0). */
+    /** Gigabytes per second of a time per byte (infinite when the fit left β at 0: bytes cost nothing). */
     private static double gbps(double secondsPerByte) {
         return secondsPerByte == 0 ? Double.POSITIVE_INFINITY : 1 / secondsPerByte / 1e9;
     }

@@ -20,11 +20,16 @@ record MeasuredPoint(int np, long bytes, double seconds) {
     private static final Pattern BYTES = Pattern.compile("\"bytes\"\\s*:\\s*(\\d+)");
     private static final Pattern TIME = Pattern.compile("\"time_us\"\\s*:\\s*([0-9.eE+-]+)");
 
-    /** The points of every file, in order; a file without any is an error that names it. */
-    static List<MeasuredPoint> read(List<Path> files) throws IOException {
+    /** The points of every file, in order; a file that cannot be read or holds none is an error that names it. */
+    static List<MeasuredPoint> read(List<Path> files) {
         List<MeasuredPoint> points = new ArrayList<>();
         for (Path f : files) {
-            List<MeasuredPoint> mine = parse(Files.readAllLines(f, StandardCharsets.UTF_8));
+            List<MeasuredPoint> mine;
+            try {
+                mine = parse(Files.readAllLines(f, StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                throw new IllegalArgumentException("--measured " + f + ": cannot read it (" + e + ")", e);
+            }
             if (mine.isEmpty()) {
                 throw new IllegalArgumentException("--measured " + f + ": no {\"bench\":\"allreduce\",...} line with "
                         + "np, bytes and time_us");

@@ -74,4 +74,17 @@ class BenchModelCommandTest {
         assertEquals(1, lines.stream().filter(l -> l.contains("\"share_within_30pct\":1.000")).count(), out);
         assertEquals(39, lines.stream().filter(l -> l.contains("\"section\":\"measured\"")).count());
     }
+
+    @Test
+    void aMissingMeasuredFileIsAnErrorThatNamesIt() {
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new BenchModelCommand()).setOut(new PrintWriter(new StringWriter()))
+                .setErr(new PrintWriter(err));
+        cli.setExecutionExceptionHandler((e, c, p) -> {
+            c.getErr().println(e.getMessage());
+            return 78;
+        });
+        assertEquals(78, cli.execute("--measured", dir.resolve("absent.jsonl").toString()));
+        assertTrue(err.toString().contains("--measured " + dir.resolve("absent.jsonl")), err.toString());
+    }
 }
