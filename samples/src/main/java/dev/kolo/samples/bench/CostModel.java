@@ -18,16 +18,16 @@ package dev.kolo.samples.bench;
  *
  * <p>The algorithm the runtime runs at each size is {@link #select}, the thresholds are the constants below,
  * and the agreement round's message is {@code RoundMessage}'s layout: they must match the runtime's
- * ({@code Ring}'s choice by size, {@code RoundMessage} and {@code TransportOptions}' chunk size); change them
+ * ({@code AllreduceAlgorithms}, {@code RoundMessage} and {@code TransportOptions}' chunk size); change them
  * here when those change.
  */
 final class CostModel {
-    /** Largest allreduce run DIRECT on more than 2 ranks (at most {@link #DIRECT_MAX_RANKS}); 2 ranks always. */
+    /** Largest allreduce run DIRECT (one contiguous buffer, at most {@link #DIRECT_MAX_RANKS} ranks). */
     static final long DIRECT_MAX_BYTES = 8 * 1024;
     static final int DIRECT_MAX_RANKS = 4;
-    /** Largest allreduce run RECURSIVE_DOUBLING (above DIRECT's range). */
+    /** Largest allreduce run RECURSIVE_DOUBLING (one contiguous buffer, 3 or more ranks). */
     static final long RECURSIVE_DOUBLING_MAX_BYTES = 64 * 1024;
-    /** Largest allreduce run RABENSEIFNER; anything larger runs RING. */
+    /** Largest allreduce run RABENSEIFNER (3 or more ranks); anything larger, and above DIRECT at 2 ranks, RING. */
     static final long RABENSEIFNER_MAX_BYTES = 4L * 1024 * 1024;
     /** The ring's (and chain broadcast's) chunk: {@code TransportOptions.chunkBytes}, 512 KiB by default. */
     static final long RING_CHUNK_BYTES = 512 * 1024;
@@ -82,12 +82,23 @@ final class CostModel {
         return new CostModel(alpha, beta, gamma, handoff, overhead, cores, agreement);
     }
 
-    /** The allreduce algorithm the runtime runs for {@code bytes} on {@code n} ranks. */
+    /** The allreduce algorithm the runtime runs for one contiguous buffer of {@code bytes} on {@code n} ranks. */
     static Algorithm select(int n, long bytes) {
-        if (n == 2 || (bytes <= DIRECT_MAX_BYTES && n <= DIRECT_MAX_RANKS)) {
+        return select(n, bytes, true);
+    }
+
+    /**
+     * The runtime's choice ({@code AllreduceAlgorithms.choose} on main): DIRECT and RECURSIVE_DOUBLING need one
+     * contiguous buffer; a fused batch of several tensors' own buffers takes RABENSEIFNER or RING.
+     */
+    static Algorithm select(int n, long bytes, boolean contiguous) {
+        if (contiguous && bytes <= DIRECT_MAX_BYTES && n <= DIRECT_MAX_RANKS) {
             return Algorithm.DIRECT;
         }
-        if (bytes <= RECURSIVE_DOUBLING_MAX_BYTES) {
+        if (n == 2) {
+            return Algorithm.RING;
+        }
+        if (contiguous && bytes <= RECURSIVE_DOUBLING_MAX_BYTES) {
             return Algorithm.RECURSIVE_DOUBLING;
         }
         return bytes <= RABENSEIFNER_MAX_BYTES ? Algorithm.RABENSEIFNER : Algorithm.RING;
@@ -112,7 +123,11 @@ final class CostModel {
 
     /** One allreduce on the data plane alone, by the algorithm the runtime picks, with the op's overhead. */
     double allreduceSeconds(int n, long bytes) {
-        return overhead + seconds(n, select(n, bytes).of(n, bytes));
+        return allreduceSeconds(n, bytes, true);
+    }
+
+    double allreduceSeconds(int n, long bytes, boolean contiguous) {
+        return overhead + seconds(n, select(n, bytes, contiguous).of(n, bytes));
     }
 
     /** Largest allreduce whose data rides in an agreement round: {@code RoundMessage.eagerOpBytes}. */

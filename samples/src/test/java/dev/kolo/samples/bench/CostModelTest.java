@@ -94,8 +94,15 @@ class CostModelTest {
 
     @Test
     void theRuntimesChoiceBySize() {
-        assertEquals(Algorithm.DIRECT, CostModel.select(2, 64L << 20));
+        // The table of the runtime's AllreduceAlgorithms.choose.
+        assertEquals(Algorithm.DIRECT, CostModel.select(2, 8192));
+        assertEquals(Algorithm.RING, CostModel.select(2, 8196));
+        assertEquals(Algorithm.RING, CostModel.select(2, 64L << 20));
         assertEquals(Algorithm.DIRECT, CostModel.select(4, 8192));
+        assertEquals(Algorithm.RECURSIVE_DOUBLING, CostModel.select(5, 8192));
+        // A fused batch of several tensors' own buffers: neither DIRECT nor RECURSIVE_DOUBLING.
+        assertEquals(Algorithm.RABENSEIFNER, CostModel.select(4, 4096, false));
+        assertEquals(Algorithm.RING, CostModel.select(2, 4096, false));
         assertEquals(Algorithm.RECURSIVE_DOUBLING, CostModel.select(4, 8196));
         assertEquals(Algorithm.RECURSIVE_DOUBLING, CostModel.select(8, 4));
         assertEquals(Algorithm.RECURSIVE_DOUBLING, CostModel.select(8, 64 * 1024));
@@ -113,8 +120,10 @@ class CostModelTest {
     @Test
     void timeIsStepsTimesAlphaPlusBytesTimesBetaPlusReducedTimesGamma() {
         CostModel m = CostModel.network(10, 25, 21.5, CostModel.Agreement.RECURSIVE_DOUBLING);
-        // DIRECT at 2 ranks, 1 MB: 10 us + 1e6 B at 3.125 GB/s + 1e6 B at 21.5 GB/s.
-        assertEquals(10e-6 + 1e6 / 3.125e9 + 1e6 / 21.5e9, m.allreduceSeconds(2, 1_000_000), 1e-12);
+        // DIRECT at 4 ranks, 8000 B: 10 us + 3 x 8000 B at 3.125 GB/s + 3 x 8000 B at 21.5 GB/s.
+        assertEquals(10e-6 + 24000 / 3.125e9 + 24000 / 21.5e9, m.allreduceSeconds(4, 8000), 1e-12);
+        // RING at 2 ranks, 1 MB: 2 steps, 1e6 B sent, 5e5 B reduced.
+        assertEquals(20e-6 + 1e6 / 3.125e9 + 5e5 / 21.5e9, m.allreduceSeconds(2, 1_000_000), 1e-12);
     }
 
     @Test
@@ -123,6 +132,8 @@ class CostModelTest {
         // 8 ranks on 2 cores: each of 3 steps pays 1 us + 0.75 * 100 us; 3 * 1000 bytes at 4x 1 ns.
         assertEquals(3 * (1e-6 + 75e-6) + 3000 * 1e-9 * 4, m.allreduceSeconds(8, 1000), 1e-12);
         assertEquals(1e-6 + 1000e-9, m.allreduceSeconds(2, 1000), 1e-12);
+        assertEquals(0.0, m.oversubscription(2));
+        assertEquals(1.0, m.sharing(2));
     }
 
     @Test
@@ -136,8 +147,10 @@ class CostModelTest {
         assertEquals(2, s.batches.size());
         assertEquals(s.totalBytes, s.eagerBytes + s.batches.stream().mapToLong(Long::longValue).sum());
         assertTrue(s.batches.get(0) <= CostModel.FUSION_THRESHOLD);
+        assertTrue(s.batchTensors.get(0) > 1 && s.batchTensors.stream().mapToInt(Integer::intValue).sum() == 157);
         ResNet50Step unfused = ResNet50Step.of(64, 0);
         assertEquals(161 - 4, unfused.batches.size());
+        assertTrue(unfused.batchTensors.stream().allMatch(k -> k == 1));
     }
 
     @Test
