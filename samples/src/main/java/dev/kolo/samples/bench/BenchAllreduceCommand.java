@@ -25,6 +25,12 @@ import picocli.CommandLine.Option;
  * agreement round on the data plane, as an MPI barrier is) and the slowest rank's time counts; the median over
  * iterations is reported with algbw and busbw = algbw * 2(n-1)/n, and the time per op of a back-to-back loop.
  * Then a ResNet-50-shaped step (161 gradients submitted back to back) against one allreduce of the same bytes.
+ *
+ * <p>Every size discards a warm-up before it is timed: untimed ops, each after a barrier as the timed ones are,
+ * for about a tenth of the budget and at least 20 (at most 100; never more than fit in one budget when single
+ * ops are that slow), the count derived from the slowest rank's probe so that every rank runs the same
+ * collectives. Without it the first size timed reported the job still settling (4.6-6.6 ms at 4 B against
+ * 0.3-0.4 ms at 16 B, np 6-8 on 2 cores).
  */
 @Command(name = "allreduce", description = "Allreduce latency and bandwidth over N local worker processes.",
         mixinStandardHelpOptions = true, versionProvider = KoloVersion.class, sortOptions = false)
@@ -41,6 +47,10 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
 
     /** Enough small ops for C2 to compile the hot paths (about 0.5 s once the JIT is done). */
     private static final int WARM_UP_OPS = 1000;
+
+    /** Untimed ops before each size is timed (see {@link #warmUpIterations}). */
+    static final int MIN_WARM_UP_OPS = 20;
+    static final int MAX_WARM_UP_OPS = 100;
 
     @Option(names = "--budget", paramLabel = "SECONDS", defaultValue = "1.0",
             description = "Timed seconds per size, roughly (default: ${DEFAULT-VALUE}).")
@@ -157,7 +167,23 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         }
     }
 
-    /** Warm-up, an iteration count all ranks agree on, then per-op times whose slowest rank counts. */
+    /**
+     * Untimed ops before a size is timed, from the slowest rank's probe (every rank computes the same count):
+     * about a tenth of the budget, at least {@value #MIN_WARM_UP_OPS} and at most {@value #MAX_WARM_UP_OPS}, but
+     * no more than fit in one budget (at least 2) when single ops are that slow, so that large sizes do not
+     * spend many budgets warming up.
+     */
+    static int warmUpIterations(double budget, double slowest) {
+        double fit = budget / Math.max(slowest, 1e-6);
+        int tenth = (int) Math.min(MAX_WARM_UP_OPS, fit / 10);
+        int atLeast = (int) Math.max(2, Math.min(MIN_WARM_UP_OPS, fit));
+        return Math.max(tenth, atLeast);
+    }
+
+    /**
+     * A few ops, an iteration count all ranks agree on, a warm-up ({@link #warmUpIterations}), then per-op times
+     * whose slowest rank counts.
+     */
     private double timeOps(Kolo kolo, String name, Runnable op) {
         for (int i = 0; i < 3; i++) {
             kolo.barrier();
@@ -170,6 +196,10 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         double slowest = kolo.allreduce(name + ".probe", Tensor.of(new double[] {once}, 1), ReduceOp.MAX)
                 .toDoubleArray()[0];
         int iterations = (int) Math.max(5, Math.min(1000, budget / Math.max(slowest, 1e-6)));
+        for (int i = 0, warm = warmUpIterations(budget, slowest); i < warm; i++) {
+            kolo.barrier();
+            op.run();
+        }
         double[] times = new double[iterations];
         for (int i = 0; i < iterations; i++) {
             kolo.barrier();

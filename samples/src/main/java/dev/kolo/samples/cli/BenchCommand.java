@@ -6,6 +6,7 @@ import dev.kolo.samples.bench.BenchCheckpointCommand;
 import dev.kolo.samples.bench.BenchElasticCommand;
 import dev.kolo.samples.bench.BenchJitterCommand;
 import dev.kolo.samples.bench.BenchKernelsCommand;
+import dev.kolo.samples.bench.BenchModelCommand;
 import dev.kolo.samples.bench.BenchScalingCommand;
 import dev.kolo.samples.bench.BenchTensorsCommand;
 import dev.kolo.samples.chaos.BenchChaosCommand;
@@ -18,7 +19,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true, versionProvider = KoloVersion.class,
         subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
                 BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class,
-                BenchCheckpointCommand.class, BenchJitterCommand.class, BenchAllocCommand.class})
+                BenchCheckpointCommand.class, BenchJitterCommand.class, BenchAllocCommand.class,
+                BenchModelCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -26,7 +28,7 @@ final class BenchCommand implements Runnable {
     @Override
     public void run() {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(),
-                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos, checkpoint, jitter "
-                        + "or alloc");
+                "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos, checkpoint, jitter, "
+                        + "alloc or model");
     }
 }

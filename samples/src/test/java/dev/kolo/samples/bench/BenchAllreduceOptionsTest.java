@@ -1,12 +1,13 @@
 package dev.kolo.samples.bench;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
-/** The fused step's switch reads as it is spelled. */
+/** The fused step's switch reads as it is spelled; the warm-up before each size has its bounds. */
 class BenchAllreduceOptionsTest {
     private static BenchAllreduceCommand parse(String... args) {
         BenchAllreduceCommand c = new BenchAllreduceCommand();
@@ -19,5 +20,19 @@ class BenchAllreduceOptionsTest {
         assertTrue(parse("-np", "2").fusedStep);
         assertTrue(parse("-np", "2", "--fused-step").fusedStep);
         assertFalse(parse("-np", "2", "--no-fused-step").fusedStep);
+    }
+
+    @Test
+    void everySizeWarmsUpForATenthOfTheBudgetWithinItsBounds() {
+        // 1 s budget: 40 us ops would fit 25000; a tenth is capped at 100.
+        assertEquals(100, BenchAllreduceCommand.warmUpIterations(1.0, 40e-6));
+        // 2 ms ops: a tenth of the budget is 50 ops.
+        assertEquals(50, BenchAllreduceCommand.warmUpIterations(1.0, 2e-3));
+        // 20 ms ops: a tenth is 5, the floor of 20 holds (0.4 s).
+        assertEquals(20, BenchAllreduceCommand.warmUpIterations(1.0, 20e-3));
+        // 200 ms ops: 20 would be 4 budgets; as many as fit in one.
+        assertEquals(5, BenchAllreduceCommand.warmUpIterations(1.0, 0.2));
+        // Slower than the budget: still 2.
+        assertEquals(2, BenchAllreduceCommand.warmUpIterations(1.0, 3.0));
     }
 }
