@@ -265,6 +265,16 @@ public final class KoloConfig {
         return get(Settings.CACHE_CAPACITY);
     }
 
+    /** @return the largest allreduce of 3 or more ranks that takes recursive doubling; 0: none */
+    public int recursiveDoublingMaxBytes() {
+        return get(Settings.RECURSIVE_DOUBLING_MAX_BYTES);
+    }
+
+    /** @return the largest allreduce of 3 or more ranks that takes Rabenseifner's algorithm (the ring above); 0: none */
+    public long rabenseifnerMaxBytes() {
+        return get(Settings.RABENSEIFNER_MAX_BYTES);
+    }
+
     /** @return after how long a tensor some ranks submitted and others not is logged */
     public Duration stallWarning() {
         return get(Settings.STALL_WARNING);
@@ -421,6 +431,10 @@ public final class KoloConfig {
         public Builder cycleTime(Duration v) { return set(Settings.CYCLE_TIME, v); }
         /** Tensor specs each generation caches, 0 disables ({@code KOLO_CACHE_CAPACITY}). */
         public Builder cacheCapacity(int v) { return set(Settings.CACHE_CAPACITY, v); }
+        /** Largest recursive-doubling allreduce ({@code KOLO_RECURSIVE_DOUBLING_MAX_BYTES}). */
+        public Builder recursiveDoublingMaxBytes(int v) { return set(Settings.RECURSIVE_DOUBLING_MAX_BYTES, v); }
+        /** Largest Rabenseifner allreduce ({@code KOLO_RABENSEIFNER_MAX_BYTES}). */
+        public Builder rabenseifnerMaxBytes(long v) { return set(Settings.RABENSEIFNER_MAX_BYTES, v); }
         /** Stall warning delay ({@code KOLO_STALL_WARNING}, seconds). */
         public Builder stallWarning(Duration v) { return set(Settings.STALL_WARNING, v); }
         /** Stall shutdown delay, zero never ({@code KOLO_STALL_SHUTDOWN}, seconds; default 600). */

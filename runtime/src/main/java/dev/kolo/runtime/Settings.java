@@ -19,7 +19,7 @@ import java.util.stream.Collectors;
  * a worker before it joins.
  */
 public final class Settings {
-    /** Most workers a job may have: every rank talks to every other in an agreement round. */
+    /** Most workers a job may have: every worker connects to every other (the alltoall mesh). */
     public static final int MAX_WORKERS = 4096;
     /** Longest duration any setting accepts: 30 days, well past any job's wait and short of overflow. */
     public static final Duration MAX_DURATION = Duration.ofDays(30);
@@ -116,6 +116,23 @@ public final class Settings {
             .accepts("a whole number from 0 (off) to " + MAX_CACHE_CAPACITY, v -> v >= 0 && v <= MAX_CACHE_CAPACITY)
             .describe("tensor specs each generation caches (a cached tensor is agreed among the ranks over the data "
                     + "plane, without the coordinator); 0 disables the cache");
+
+    /** Largest recursive-doubling threshold: the algorithm keeps a scratch buffer of that size per generation. */
+    public static final int MAX_RECURSIVE_DOUBLING_BYTES = 16 << 20;
+
+    public static final Setting<Integer> RECURSIVE_DOUBLING_MAX_BYTES = Setting.named(
+            "KOLO_RECURSIVE_DOUBLING_MAX_BYTES", Integer::valueOf).flag("--recursive-doubling-max-bytes")
+            .byDefault(65536, "65536")
+            .accepts("a whole number of bytes from 0 (off) to " + MAX_RECURSIVE_DOUBLING_BYTES,
+                    v -> v >= 0 && v <= MAX_RECURSIVE_DOUBLING_BYTES)
+            .describe("largest allreduce of 3 or more ranks that takes recursive doubling (log2 n exchanges of the "
+                    + "whole buffer; below it 4 or fewer ranks exchange directly up to 8 KiB)");
+
+    public static final Setting<Long> RABENSEIFNER_MAX_BYTES = Setting.named("KOLO_RABENSEIFNER_MAX_BYTES",
+            Long::valueOf).flag("--rabenseifner-max-bytes").byDefault(4L << 20, "4194304")
+            .accepts("a whole number of bytes from 0 (off) to " + Integer.MAX_VALUE, v -> v >= 0 && v <= Integer.MAX_VALUE)
+            .describe("largest allreduce of 3 or more ranks that takes Rabenseifner's recursive halving and doubling "
+                    + "(2 log2 n steps); larger ones take the ring (2(n-1) steps)");
 
     public static final Setting<Duration> STALL_WARNING = seconds("KOLO_STALL_WARNING", "--stall-warning",
             Duration.ofSeconds(60), false).describe("log the ranks missing a tensor others submitted this long ago");

@@ -1,5 +1,7 @@
 package dev.kolo.runtime.internal.collectives;
 
+import dev.kolo.runtime.Settings;
+
 /**
  * Which allreduce algorithm a buffer takes, by its size and the job's: the table of thresholds (as MPI's tuned
  * collectives and NCCL choose), one place where measurements, or a tuner, set them. Immutable.
@@ -23,10 +25,10 @@ public final class AllreduceAlgorithms {
     public static final int DIRECT_MAX_BYTES = DirectAllreduce.MAX_BYTES;
     /** Most ranks the direct exchange serves: beyond, its n-1 sends per rank cost more than log2 n steps. */
     public static final int DIRECT_MAX_RANKS = 4;
-    /** Largest buffer recursive doubling takes: above, sending the whole vector log2 n times costs more. */
-    public static final int RECURSIVE_DOUBLING_MAX_BYTES = 64 * 1024;
-    /** Largest buffer Rabenseifner's algorithm takes: above, the ring's pipeline between neighbours wins. */
-    public static final long RABENSEIFNER_MAX_BYTES = 4L << 20;
+    /** Largest buffer recursive doubling takes by default ({@code KOLO_RECURSIVE_DOUBLING_MAX_BYTES}): above, sending the whole vector log2 n times costs more. */
+    public static final int RECURSIVE_DOUBLING_MAX_BYTES = Settings.RECURSIVE_DOUBLING_MAX_BYTES.defaultValue();
+    /** Largest buffer Rabenseifner's algorithm takes by default ({@code KOLO_RABENSEIFNER_MAX_BYTES}): above, the ring's pipeline between neighbours wins. */
+    public static final long RABENSEIFNER_MAX_BYTES = Settings.RABENSEIFNER_MAX_BYTES.defaultValue();
 
     private static final AllreduceAlgorithms DEFAULTS = new AllreduceAlgorithms(DIRECT_MAX_BYTES, DIRECT_MAX_RANKS,
             RECURSIVE_DOUBLING_MAX_BYTES, RABENSEIFNER_MAX_BYTES);

@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.dataplane;
 
 import dev.kolo.kernels.Kernels;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.KernelReducer;
 import dev.kolo.runtime.internal.collectives.Reducer;
@@ -31,6 +32,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private final KernelReducer reducer;
     private final TransportOptions options;
     private final Endpoint transport;
+    private final AllreduceAlgorithms algorithms;
 
     /** @param tls this worker's TLS material, or null for plaintext data connections */
     public DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
@@ -44,6 +46,8 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                 .authenticationKey(keys == null ? null : keys.dataPlane())
                 .tls(tls == null ? null : tls.context())
                 .build();
+        this.algorithms = AllreduceAlgorithms.of(AllreduceAlgorithms.DIRECT_MAX_BYTES,
+                AllreduceAlgorithms.DIRECT_MAX_RANKS, config.recursiveDoublingMaxBytes(), config.rabenseifnerMaxBytes());
         this.transport = Endpoint.start(listener.channel(), config.jobName(), options);
         LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
                 : ", TLS " + TlsMaterial.PROTOCOL);
@@ -69,7 +73,8 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         for (WorkerInfo w : assignment.workers()) {
             peers.add(new PeerAddress(w.host(), w.dataPort()));
         }
-        return new Ring(transport.connect(assignment.generation(), self.rank(), peers), reducer, options.chunkBytes());
+        return new Ring(transport.connect(assignment.generation(), self.rank(), peers), reducer, options.chunkBytes(),
+                algorithms);
     }
 
     /** @return the element-wise arithmetic the data plane uses, for reductions done outside it */
