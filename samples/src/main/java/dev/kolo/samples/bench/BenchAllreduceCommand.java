@@ -26,9 +26,10 @@ import picocli.CommandLine.Option;
  * iterations is reported with algbw and busbw = algbw * 2(n-1)/n, and the time per op of a back-to-back loop.
  * Then a ResNet-50-shaped step (161 gradients submitted back to back) against one allreduce of the same bytes.
  *
- * <p>Every size discards a warm-up before it is timed: untimed ops, each after a barrier as the timed ones are,
- * for about a tenth of the budget and at least 20 (at most 100; never more than fit in one budget when single
- * ops are that slow), the count derived from the slowest rank's probe so that every rank runs the same
+ * <p>Every size discards a warm-up before it is timed: batches of untimed ops, each after a barrier as the timed
+ * ones are, of about a tenth of the budget and at least 20 (at most 100; never more than fit in one budget when
+ * single ops are that slow), repeated until a batch is no faster than 0.8 times the one before (at most 20
+ * batches), the counts and the decision derived from the slowest rank's times so that every rank runs the same
  * collectives. Without it the first size timed reported the job still settling (4.6-6.6 ms at 4 B against
  * 0.3-0.4 ms at 16 B, np 6-8 on 2 cores).
  */
@@ -181,8 +182,8 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     }
 
     /**
-     * A few ops, an iteration count all ranks agree on, a warm-up ({@link #warmUpIterations}), then per-op times
-     * whose slowest rank counts.
+     * A few ops, an iteration count all ranks agree on, warm-up batches ({@link #warmUpIterations} ops each) until
+     * the times are steady, then per-op times whose slowest rank counts.
      */
     private double timeOps(Kolo kolo, String name, Runnable op) {
         for (int i = 0; i < 3; i++) {
@@ -196,10 +197,29 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         double slowest = kolo.allreduce(name + ".probe", Tensor.of(new double[] {once}, 1), ReduceOp.MAX)
                 .toDoubleArray()[0];
         int iterations = (int) Math.max(5, Math.min(1000, budget / Math.max(slowest, 1e-6)));
-        for (int i = 0, warm = warmUpIterations(budget, slowest); i < warm; i++) {
-            kolo.barrier();
-            op.run();
+        int warm = warmUpIterations(budget, slowest);
+        double previous = Double.MAX_VALUE;
+        for (int batch = 0; batch < MAX_WARM_UP_BATCHES; batch++) {
+            double median = medianOfSlowest(kolo, name + ".warm", op, warm);
+            if (median > STEADY * previous) {
+                break;
+            }
+            previous = median;
         }
+        return medianOfSlowest(kolo, name + ".times", op, iterations);
+    }
+
+    /**
+     * Most warm-up batches of a size: a job just formed can run several times slower for seconds (at np 8 on 2
+     * cores the first size timed was 10-20x the next: the JVMs compile and the cluster settles), so batches run
+     * until one is no faster than {@link #STEADY} times the one before, all ranks deciding alike from the same
+     * agreed times.
+     */
+    static final int MAX_WARM_UP_BATCHES = 20;
+    static final double STEADY = 0.8;
+
+    /** {@code iterations} ops, each timed alone after a barrier; @return the median of the slowest rank's times */
+    private static double medianOfSlowest(Kolo kolo, String name, Runnable op, int iterations) {
         double[] times = new double[iterations];
         for (int i = 0; i < iterations; i++) {
             kolo.barrier();
@@ -207,7 +227,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             op.run();
             times[i] = (System.nanoTime() - start) / 1e9;
         }
-        double[] worst = kolo.allreduce(name + ".times", Tensor.of(times, iterations), ReduceOp.MAX).toDoubleArray();
+        double[] worst = kolo.allreduce(name, Tensor.of(times, iterations), ReduceOp.MAX).toDoubleArray();
         Arrays.sort(worst);
         return worst[iterations / 2];
     }

@@ -90,6 +90,24 @@ public final class AllreduceAlgorithms {
         return bytes <= rabenseifnerMaxBytes ? Algorithm.RABENSEIFNER : Algorithm.RING;
     }
 
+    /**
+     * Allgather follows the same table: recursive doubling ({@code log2 n} steps, the ring's bytes on a power of
+     * two) up to Rabenseifner's bound on 3 or more ranks, the ring above and at 2 ranks.
+     *
+     * @param totalBytes the gathered buffer's length
+     */
+    public boolean allgatherByRecursiveDoubling(long totalBytes, int size) {
+        return size > 2 && totalBytes <= rabenseifnerMaxBytes;
+    }
+
+    /**
+     * Broadcast too: a binomial tree ({@code ceil(log2 n)} whole-buffer steps) up to the recursive-doubling bound
+     * on 3 or more ranks, the pipelined chain above (one buffer plus n-2 chunks) and at 2 ranks.
+     */
+    public boolean broadcastByBinomialTree(long bytes, int size) {
+        return size > 2 && bytes <= recursiveDoublingMaxBytes;
+    }
+
     /** @return the largest buffer recursive doubling takes (the scratch it needs) */
     int recursiveDoublingMaxBytes() {
         return recursiveDoublingMaxBytes;

@@ -26,8 +26,9 @@ import java.util.Objects;
  * one direct exchange with every peer, then a local reduction in rank order (one network hop); small buffers on
  * more ranks, recursive doubling; medium ones, Rabenseifner's halving and doubling; large ones (and every size
  * above the direct exchange at 2 ranks), the pipelined ring reduce-scatter + allgather.
- * Allgather and reducescatter: pipelined ring. Broadcast: pipelined chain along the ring. Alltoall:
- * pairwise exchanges. The ring connections carry the neighbours' direct exchanges (in both directions);
+ * Allgather: recursive doubling on 3 or more ranks up to Rabenseifner's bound, else the pipelined ring.
+ * Broadcast: a binomial tree on 3 or more ranks up to the recursive-doubling bound, else a pipelined chain along
+ * the ring. Reducescatter: pipelined ring. Alltoall: pairwise exchanges. The ring connections carry the neighbours' direct exchanges (in both directions);
  * with 4 or more ranks, {@code Endpoint.connect} also connects every pair of non-neighbours.
  *
  * <p><b>Failure.</b> An op whose peer connection closes, fails, or makes no progress within the progress
@@ -49,6 +50,8 @@ public final class Ring implements DataPlane {
     private final DirectAllreduce direct;
     private final RecursiveDoublingAllreduce recursiveDoubling;
     private final RabenseifnerAllreduce rabenseifner;
+    private final RecursiveDoublingAllgather doublingAllgather;
+    private final BinomialBroadcast binomialBroadcast;
     private final AllreduceAlgorithms algorithms;
     private final RoundCombine rounds;
     private final Link[] sendLinks;
@@ -101,6 +104,8 @@ public final class Ring implements DataPlane {
         this.recursiveDoubling = new RecursiveDoublingAllreduce(transport, sendLinks, recvLinks, reducer,
                 size > 2 ? algorithms.recursiveDoublingMaxBytes() : 0);
         this.rabenseifner = new RabenseifnerAllreduce(transport, sendLinks, recvLinks, reducer);
+        this.doublingAllgather = new RecursiveDoublingAllgather(transport, sendLinks, recvLinks, reducer);
+        this.binomialBroadcast = new BinomialBroadcast(transport, sendLinks, recvLinks, reducer);
         this.sendBounds = new int[size + 1];
         this.recvBounds = new int[size + 1];
         this.barrierBuffer = ByteBuffer.allocateDirect(1);
@@ -304,7 +309,11 @@ public final class Ring implements DataPlane {
         }
         transport.beginOp(total);
         try {
-            allgather.run(seq, v.write, v.read, byteCounts);
+            if (algorithms.allgatherByRecursiveDoubling(total, size())) {
+                doublingAllgather.run(seq, v.write, v.read, byteCounts);
+            } else {
+                allgather.run(seq, v.write, v.read, byteCounts);
+            }
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
@@ -328,7 +337,11 @@ public final class Ring implements DataPlane {
         }
         transport.beginOp(bytes);
         try {
-            broadcast.run(seq, v.write, v.read, offset, bytes, root);
+            if (algorithms.broadcastByBinomialTree(bytes, size())) {
+                binomialBroadcast.run(seq, v.write, v.read, offset, bytes, root);
+            } else {
+                broadcast.run(seq, v.write, v.read, offset, bytes, root);
+            }
         } catch (RuntimeException e) {
             throw links.failed(e);
         }

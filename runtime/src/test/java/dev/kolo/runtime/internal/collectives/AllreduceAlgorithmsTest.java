@@ -24,7 +24,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Each allreduce algorithm forced on its own, against the double-precision reference, on jobs of 1 to 9 ranks
+ * Each allreduce algorithm forced on its own (and allgather and broadcast by their log-step algorithms and by the
+ * ring), against the double-precision reference, on jobs of 1 to 9 ranks
  * (powers of two and not, so the fold and unfold of the log-step algorithms run), every dtype and op, sizes 0, 1,
  * fewer elements than ranks, odd ones and several chunks; and the default table around its thresholds. The ranks
  * must end with the same bytes.
@@ -173,6 +174,85 @@ class AllreduceAlgorithmsTest {
             }, 30);
             for (int r = 1; r < n; r++) {
                 assertArrayEquals(out.get(0), out.get(r), "np " + n + ": ranks 0 and " + r + " differ");
+            }
+        }
+    }
+
+    static Stream<Arguments> logStepOrNotAndSizes() {
+        return Stream.of(true, false).flatMap(log -> IntStream.rangeClosed(1, MAX_SIZE).mapToObj(n -> Arguments.of(log, n)));
+    }
+
+    /** Allgather by recursive doubling (forced) and by the ring: blocks of any size, zeros, several chunks. */
+    @ParameterizedTest(name = "allgather recursive doubling={0} np={1}")
+    @MethodSource("logStepOrNotAndSizes")
+    void allgatherConcatenatesEveryRanksBlockInRankOrder(boolean recursiveDoubling, int n) throws Exception {
+        List<Ring> rings = rings(n, recursiveDoubling ? AllreduceAlgorithms.of(0, 0, 0, Long.MAX_VALUE)
+                : AllreduceAlgorithms.of(0, 0, 0, 0));
+        TestRings c = clusters.get(n - 1);
+        for (int pattern = 0; pattern < 3; pattern++) {
+            int[] bytes = new int[n];
+            int total = 0;
+            for (int r = 0; r < n; r++) {
+                bytes[r] = switch (pattern) {
+                    case 0 -> r % 3 == 1 ? 0 : 1 + r; // tiny, some empty
+                    case 1 -> 3 * CHUNK + 7 * r; // several chunks each, uneven
+                    default -> r == n - 1 ? 2 * CHUNK + 1 : 0; // all of it on the last rank
+                };
+                total += bytes[r];
+            }
+            int totalBytes = total;
+            long seq = c.nextSeq();
+            List<byte[]> out = c.onAll((rank, unused) -> {
+                ByteBuffer buf = Elements.direct(Math.max(1, totalBytes));
+                int off = 0;
+                for (int r = 0; r < rank; r++) {
+                    off += bytes[r];
+                }
+                for (int i = 0; i < bytes[rank]; i++) {
+                    buf.put(off + i, (byte) (rank * 37 + i));
+                }
+                rings.get(rank).allgather(seq, buf, bytes);
+                return Elements.bytes(buf, 0, totalBytes);
+            }, 60);
+            byte[] expected = new byte[totalBytes];
+            for (int r = 0, off = 0; r < n; off += bytes[r], r++) {
+                for (int i = 0; i < bytes[r]; i++) {
+                    expected[off + i] = (byte) (r * 37 + i);
+                }
+            }
+            for (int r = 0; r < n; r++) {
+                assertArrayEquals(expected, out.get(r), "np " + n + " pattern " + pattern + " rank " + r);
+            }
+        }
+    }
+
+    /** Broadcast by the binomial tree (forced) and by the chain, from every root. */
+    @ParameterizedTest(name = "broadcast binomial={0} np={1}")
+    @MethodSource("logStepOrNotAndSizes")
+    void broadcastGivesEveryRankTheRootsBytes(boolean binomial, int n) throws Exception {
+        List<Ring> rings = rings(n, binomial ? AllreduceAlgorithms.of(0, 0, 16 << 20, 0)
+                : AllreduceAlgorithms.of(0, 0, 0, 0));
+        TestRings c = clusters.get(n - 1);
+        for (int root = 0; root < n; root++) {
+            for (int len : new int[] {0, 1, 3 * CHUNK + 5}) {
+                int rt = root;
+                long seq = c.nextSeq();
+                List<byte[]> out = c.onAll((rank, unused) -> {
+                    ByteBuffer buf = Elements.direct(Math.max(1, len + 3));
+                    for (int i = 0; i < len; i++) {
+                        buf.put(3 + i, (byte) (rank == rt ? i * 7 + rt : -1));
+                    }
+                    rings.get(rank).broadcast(seq, buf, 3, len, rt);
+                    return Elements.bytes(buf, 3, len);
+                }, 60);
+                for (int r = 0; r < n; r++) {
+                    for (int i = 0; i < len; i++) {
+                        if (out.get(r)[i] != (byte) (i * 7 + rt)) {
+                            throw new AssertionError("np " + n + " root " + rt + " rank " + r + " len " + len
+                                    + ": byte " + i + " is " + out.get(r)[i]);
+                        }
+                    }
+                }
             }
         }
     }
