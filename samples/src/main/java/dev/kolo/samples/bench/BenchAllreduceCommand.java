@@ -49,6 +49,23 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     /** Enough small ops for C2 to compile the hot paths (about 0.5 s once the JIT is done). */
     private static final int WARM_UP_OPS = 1000;
 
+    /**
+     * The default warm-up, per rank per core of the host: a job just formed runs several times slower for seconds
+     * while its JVMs compile and the cluster settles, longer the more ranks share a core (measured at np 8 on 2
+     * cores: the first sizes timed at 4 B 13.3 ms and 16 B 9.5 ms with no warm-up, 0.26 and 0.28 ms after 10 s of
+     * it; a warm-up in batches per size did not see it, since the slow phase is steady for seconds).
+     */
+    static final double AUTO_WARM_UP_SECONDS_PER_RANK_PER_CORE = 2.5;
+
+    /** @return {@code --warmup}, or by default {@link #AUTO_WARM_UP_SECONDS_PER_RANK_PER_CORE} times ranks per core */
+    double warmUpSeconds(int ranks) {
+        if (warmup >= 0) {
+            return warmup;
+        }
+        int cores = Runtime.getRuntime().availableProcessors();
+        return AUTO_WARM_UP_SECONDS_PER_RANK_PER_CORE * Math.max(1.0, (double) ranks / cores);
+    }
+
     /** Untimed ops before each size is timed (see {@link #warmUpIterations}). */
     static final int MIN_WARM_UP_OPS = 20;
     static final int MAX_WARM_UP_OPS = 100;
@@ -57,9 +74,11 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Timed seconds per size, roughly (default: ${DEFAULT-VALUE}).")
     double budget;
 
-    @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "0",
+    @Option(names = "--warmup", paramLabel = "SECONDS", defaultValue = "-1",
             description = "Run allreduces of every size for about this long before timing anything, so that the "
-                    + "JIT (and with TLS its crypto) is warm (default: ${DEFAULT-VALUE}).")
+                    + "JIT (and with TLS its crypto) is warm and the new job has settled (default: "
+                    + AUTO_WARM_UP_SECONDS_PER_RANK_PER_CORE + " s times the ranks per core of this host, at least "
+                    + AUTO_WARM_UP_SECONDS_PER_RANK_PER_CORE + " s).")
     double warmup;
 
     // fallbackValue: without it picocli gives a negatable option that defaults to true the inverse of its
@@ -88,7 +107,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         if (!(budget > 0)) {
             throw new IllegalArgumentException("--budget must be a positive number of seconds");
         }
-        if (!(warmup >= 0)) {
+        if (!(warmup >= 0) && warmup != -1) {
             throw new IllegalArgumentException("--warmup must be 0 or more seconds");
         }
         return role.isWorker() ? runWorker() : launch(np);
@@ -120,8 +139,8 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             }
             ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
             warmUpSmallOps(kolo, big);
-            if (warmup > 0) {
-                warmUpEverySize(kolo, big);
+            if (warmUpSeconds(n) > 0) {
+                warmUpEverySize(kolo, big, warmUpSeconds(n));
             }
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 int count = (int) (bytes / 4);
@@ -154,8 +173,8 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
      * Rounds of one allreduce per size until {@link #warmup} seconds have passed on every rank (same count on
      * all): the large sizes' paths (pipelined ring, kernels on long runs; AES-GCM with TLS) compile too.
      */
-    private void warmUpEverySize(Kolo kolo, ByteBuffer big) {
-        long end = System.nanoTime() + (long) (warmup * 1e9);
+    private void warmUpEverySize(Kolo kolo, ByteBuffer big, double seconds) {
+        long end = System.nanoTime() + (long) (seconds * 1e9);
         while (true) {
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), bytes / 4);

@@ -140,15 +140,19 @@ final class CostModel {
         return 2 * eagerOpBytes(n);
     }
 
-    /** One rank's round message: 16-byte header, ready and invalid bit sets (8 bytes per 64 ids each), eager data. */
-    static long roundMessageBytes(int cachedIds, long eagerBytes) {
+    /**
+     * A round message ({@code RoundMessage}): 16-byte header, the holders set (8 bytes per 64 ranks), the ready,
+     * invalid and eager id sets (each 4 bytes and its bit set, 8 bytes per 64 ids: the dense upper bound; a set of
+     * few ids is shorter), eager data.
+     */
+    static long roundMessageBytes(int n, int cachedIds, long eagerBytes) {
         long words = (cachedIds + 63) / 64;
-        return 16 + 16 * words + eagerBytes;
+        return 16 + 8 * ((n + 63) / 64) + 3 * (4 + 8 * words) + eagerBytes;
     }
 
     /** Counts of one agreement round over {@code n} ranks with this many cached ids and eager bytes per message. */
     CollectiveCost agreementRound(int n, int cachedIds, long eagerBytes) {
-        long message = roundMessageBytes(cachedIds, eagerBytes);
+        long message = roundMessageBytes(n, cachedIds, eagerBytes);
         if (n == 1) {
             return CollectiveCost.NONE;
         }
@@ -158,10 +162,13 @@ final class CostModel {
             return new CollectiveCost(c.steps(), c.messages(), c.bytesSent(), reduced, c.pathBytes(), reduced);
         }
         CollectiveCost c = Algorithm.RECURSIVE_DOUBLING.of(n, message);
-        // Only the eager data is added (the bit sets are ANDed and ORed, a few words).
+        // Only the eager data is added (the bit sets are ANDed and ORed, a few words). Off a power of two the fold
+        // is a swap both ways (the folded rank may be idle and must hear of the round), so the busiest rank sends
+        // one message more than recursive doubling's: fold, log2 p steps, unfold.
         double share = message == 0 ? 0 : (double) eagerBytes / message;
-        return new CollectiveCost(c.steps(), c.messages(), c.bytesSent(), c.bytesReduced() * share, c.pathBytes(),
-                c.pathReduced() * share);
+        long extra = Integer.bitCount(n) == 1 ? 0 : 1;
+        return new CollectiveCost(c.steps(), c.messages() + extra, c.bytesSent() + extra * message,
+                c.bytesReduced() * share, c.pathBytes(), c.pathReduced() * share);
     }
 
     double agreementSeconds(int n, int cachedIds, long eagerBytes) {

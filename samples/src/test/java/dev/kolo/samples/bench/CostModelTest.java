@@ -88,8 +88,9 @@ class CostModelTest {
             assertEquals(1, before.steps());
             assertEquals(n - 1, before.messages());
         }
-        // 161 ids: 3 words per bit set; header 16 bytes.
-        assertEquals(16 + 16 * 3 + 100, CostModel.roundMessageBytes(161, 100));
+        // 161 ids: 3 words per id set, three sets of 4 + 24 bytes; header 16 bytes; 8 ranks: one holders word.
+        assertEquals(16 + 8 + 3 * (4 + 8 * 3) + 100, CostModel.roundMessageBytes(8, 161, 100));
+        assertEquals(4, rd.agreementRound(5, 161, 0).messages(), "fold swap, 2 steps, unfold");
     }
 
     @Test
