@@ -1,7 +1,9 @@
 /**
  * The collectives over a generation's links, one small file per algorithm and its schedule (ring allreduce,
- * reduce-scatter and allgather, chain broadcast, pairwise all-to-all, the direct small allreduce, the agreement
- * rounds' exchange), the byte regions they work in, the element-wise arithmetic by the kernels
+ * reduce-scatter and allgather, chain broadcast, pairwise all-to-all, the direct small allreduce, recursive
+ * doubling and Rabenseifner's allreduce, recursive-doubling allgather, binomial broadcast, the agreement rounds'
+ * recursive-doubling combine), the table that picks an algorithm by size
+ * ({@link dev.kolo.runtime.internal.collectives.AllreduceAlgorithms}), the byte regions they work in, the element-wise arithmetic by the kernels
  * ({@link dev.kolo.runtime.internal.collectives.KernelReducer}), and the
  * {@link dev.kolo.runtime.internal.collectives.DataPlane} the engine runs agreed ops on:
  * {@link dev.kolo.runtime.internal.collectives.Ring} over peer links, or
