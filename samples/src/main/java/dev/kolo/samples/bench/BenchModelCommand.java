@@ -182,8 +182,8 @@ public final class BenchModelCommand implements Callable<Integer> {
                     points.size(), inside, within);
         } else {
             out.printf(Locale.ROOT, "(c) model against measured: fitted on %d points, %d cores shared by the ranks: "
-                    + "alpha %.2f us per step, link %.3f GB/s per rank, hand-off %.2f us per step (scaled by 1 - "
-                    + "cores/np), overhead %.2f us per op, add %.3g GB/s (kept)%n", points.size(), hostCores,
+                    + "alpha %.2f us per step, link %.3f GB/s per rank, hand-off %.2f us per step (times np/cores - "
+                    + "1), overhead %.2f us per op, add %.3g GB/s (kept)%n", points.size(), hostCores,
                     fitted.alpha * 1e6, gbps(fitted.beta), fitted.handoff * 1e6, fitted.overhead * 1e6, reduceGBps);
             out.printf(Locale.ROOT, "| %5s | %10s | %18s | %12s | %12s | %6s |%n", "np", "bytes", "path",
                     "measured_us", "model_us", "ratio");

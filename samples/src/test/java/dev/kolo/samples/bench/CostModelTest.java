@@ -130,8 +130,9 @@ class CostModelTest {
     @Test
     void oversubscriptionCostsAHandOffPerStepAndSharesTheCores() {
         CostModel m = new CostModel(1e-6, 1e-9, 0, 100e-6, 0, 2, CostModel.Agreement.RECURSIVE_DOUBLING);
-        // 8 ranks on 2 cores: each of 3 steps pays 1 us + 0.75 * 100 us; 3 * 1000 bytes at 4x 1 ns.
-        assertEquals(3 * (1e-6 + 75e-6) + 3000 * 1e-9 * 4, m.allreduceSeconds(8, 1000), 1e-12);
+        // 8 ranks on 2 cores: each of 3 steps pays 1 us + 3 * 100 us (3 ranks queued ahead); 3 * 1000 bytes at 4x 1 ns.
+        assertEquals(3 * (1e-6 + 300e-6) + 3000 * 1e-9 * 4, m.allreduceSeconds(8, 1000), 1e-12);
+        assertEquals(1.0, m.oversubscription(4));
         assertEquals(1e-6 + 1000e-9, m.allreduceSeconds(2, 1000), 1e-12);
         assertEquals(0.0, m.oversubscription(2));
         assertEquals(1.0, m.sharing(2));

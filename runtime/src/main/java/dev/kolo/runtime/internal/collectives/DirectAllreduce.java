@@ -2,10 +2,7 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.transport.FrameReader;
-import dev.kolo.runtime.internal.transport.FrameWriter;
 import dev.kolo.runtime.internal.transport.Link;
-import dev.kolo.runtime.internal.transport.Schedule;
 import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 
@@ -26,7 +23,7 @@ final class DirectAllreduce {
     private final Transport transport;
     private final Reducer reducer;
     private final ByteBuffer gathered; // block j holds rank j's vector
-    private final OneFrame frame = new OneFrame();
+    private final OneFrameEachWay frame = new OneFrameEachWay();
 
     DirectAllreduce(Transport transport, Reducer reducer) {
         this.transport = transport;
@@ -45,13 +42,11 @@ final class DirectAllreduce {
         }
         for (int s = 1; s < size; s++) {
             int to = (rank + s) % size;
-            frame.send(sendView, offset, bytes);
-            transport.run(frame, sendLinks[to], null, seq);
+            transport.run(frame.of(sendView, offset, bytes, null, 0, 0), sendLinks[to], null, seq);
         }
         for (int s = 1; s < size; s++) {
             int from = (rank - s + size) % size;
-            frame.receive(gathered, from * SLOT, bytes);
-            transport.run(frame, null, recvLinks[from], seq);
+            transport.run(frame.of(null, 0, 0, gathered, from * SLOT, bytes), null, recvLinks[from], seq);
         }
         // Own vector into its slot, then view = v0 op v1 op ... in rank order.
         gathered.clear();
@@ -69,44 +64,6 @@ final class DirectAllreduce {
         double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
         if (finalScale != 1.0) {
             reducer.scale(dtype, view, offset, count, finalScale);
-        }
-    }
-
-    /** A schedule of a single frame, sent or received. */
-    private static final class OneFrame extends Schedule {
-        private ByteBuffer buffer;
-        private int offset;
-        private int length;
-
-        void send(ByteBuffer b, int off, int len) {
-            unit(b, off, len, 1, 0);
-        }
-
-        void receive(ByteBuffer b, int off, int len) {
-            unit(b, off, len, 0, 1);
-        }
-
-        private void unit(ByteBuffer b, int off, int len, int sends, int receives) {
-            buffer = b;
-            offset = off;
-            length = len;
-            sendUnits = sends;
-            recvUnits = receives;
-        }
-
-        @Override
-        protected boolean sendReady(int u, int received) {
-            return true;
-        }
-
-        @Override
-        protected void beginSend(int u, FrameWriter w, long generation, long seq) {
-            w.begin(generation, seq, u, buffer, offset, length);
-        }
-
-        @Override
-        protected void beginRecv(int u, FrameReader r) {
-            r.begin(buffer, offset, length);
         }
     }
 }

@@ -5,7 +5,6 @@ import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Schedule;
 import dev.kolo.runtime.internal.transport.Transport;
-import java.nio.ByteBuffer;
 
 /**
  * Rabenseifner's allreduce: a reduce-scatter by recursive halving (step k exchanges half of what is left with
@@ -15,7 +14,7 @@ import java.nio.ByteBuffer;
  * steps, so the ring stays the choice for large buffers there. Each block is reduced (and scaled) by exactly one
  * rank and then copied, so every rank ends with the same bytes.
  */
-final class RabenseifnerAllreduce {
+final class RabenseifnerAllreduce extends RegionAllreduce {
     private final Transport transport;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
@@ -23,10 +22,8 @@ final class RabenseifnerAllreduce {
     private final PairStep step;
     private final Reducer reducer;
     private final int[] bounds;
-    private final ContiguousRegion contiguous = new ContiguousRegion();
-    private final SegmentedRegion segmented = new SegmentedRegion();
     /** When the last run's reduce-scatter ended (System.nanoTime), -1 for a rank that folded away. */
-    long reduceScatterEndNanos = -1;
+    private long reduceScatterEndNanos = -1;
 
     RabenseifnerAllreduce(Transport transport, Link[] sendLinks, Link[] recvLinks, Reducer reducer) {
         this.transport = transport;
@@ -38,27 +35,8 @@ final class RabenseifnerAllreduce {
         this.bounds = new int[group.p + 1];
     }
 
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
-            double prescale, double postscale) {
-        try {
-            run(seq, contiguous.of(sendView, view), offset, dtype, count, op, prescale, postscale);
-        } finally {
-            contiguous.clear();
-        }
-    }
-
-    /** Over segments: segment s is {@code views[s][0, lengths[s])}; see {@link SegmentedRegion}. */
-    void run(long seq, ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype,
-            ReduceOp op, double prescale, double postscale) {
-        try {
-            long bytes = segmented.of(sendViews, views, lengths, segments);
-            run(seq, segmented, 0, dtype, (int) (bytes / dtype.byteSize()), op, prescale, postscale);
-        } finally {
-            segmented.clear();
-        }
-    }
-
-    private void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
+    @Override
+    void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
             double postscale) {
         int esize = dtype.byteSize();
         int end = offset + count * esize;
@@ -116,6 +94,11 @@ final class RabenseifnerAllreduce {
             exchange(seq, group.foldPartner(), region, esize, receives ? 0 : offset, receives ? 0 : end,
                     receives ? offset : 0, receives ? end : 0, false, dtype, op);
         }
+    }
+
+    @Override
+    long reduceScatterEndNanos() {
+        return reduceScatterEndNanos;
     }
 
     private void exchange(long seq, int partner, Region region, int esize, int sendFrom, int sendTo, int recvFrom,

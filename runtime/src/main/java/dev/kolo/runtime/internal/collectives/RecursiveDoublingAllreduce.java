@@ -2,10 +2,7 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.transport.FrameReader;
-import dev.kolo.runtime.internal.transport.FrameWriter;
 import dev.kolo.runtime.internal.transport.Link;
-import dev.kolo.runtime.internal.transport.Schedule;
 import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -26,7 +23,7 @@ final class RecursiveDoublingAllreduce {
     private final Reducer reducer;
     private final PowerOfTwoGroup group;
     private final ByteBuffer scratch;
-    private final Exchange exchange = new Exchange();
+    private final OneFrameEachWay exchange = new OneFrameEachWay();
     /** Largest vector this path takes: the size of its scratch buffer. */
     final int maxBytes;
 
@@ -95,42 +92,6 @@ final class RecursiveDoublingAllreduce {
             view.put(offset, scratch, 0, bytes);
         } else {
             reducer.reduce(dtype, op, view, offset, scratch, 0, count);
-        }
-    }
-
-    /** At most one frame each way: the whole vector, or nothing. */
-    private static final class Exchange extends Schedule {
-        private ByteBuffer send;
-        private int sendOffset;
-        private int sendBytes;
-        private ByteBuffer recv;
-        private int recvOffset;
-        private int recvBytes;
-
-        void of(ByteBuffer send, int sendOffset, int sendBytes, ByteBuffer recv, int recvOffset, int recvBytes) {
-            this.send = send;
-            this.sendOffset = sendOffset;
-            this.sendBytes = sendBytes;
-            this.recv = recv;
-            this.recvOffset = recvOffset;
-            this.recvBytes = recvBytes;
-            this.sendUnits = sendBytes > 0 ? 1 : 0;
-            this.recvUnits = recvBytes > 0 ? 1 : 0;
-        }
-
-        @Override
-        protected boolean sendReady(int u, int received) {
-            return true;
-        }
-
-        @Override
-        protected void beginSend(int u, FrameWriter w, long generation, long seq) {
-            w.begin(generation, seq, u, send, sendOffset, sendBytes);
-        }
-
-        @Override
-        protected void beginRecv(int u, FrameReader r) {
-            r.begin(recv, recvOffset, recvBytes);
         }
     }
 }

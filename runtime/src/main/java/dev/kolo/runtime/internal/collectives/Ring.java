@@ -204,7 +204,7 @@ public final class Ring implements DataPlane {
                         prescale, postscale);
                 case RABENSEIFNER -> {
                     rabenseifner.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
-                    lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos;
+                    lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos();
                 }
                 case RING -> {
                     allreduce.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
@@ -256,7 +256,7 @@ public final class Ring implements DataPlane {
         try {
             if (algorithms.choose(total, size(), false) == AllreduceAlgorithms.Algorithm.RABENSEIFNER) {
                 rabenseifner.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
-                lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos;
+                lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos();
             } else {
                 allreduce.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
                 lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();

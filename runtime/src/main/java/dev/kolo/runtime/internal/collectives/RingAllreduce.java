@@ -3,7 +3,6 @@ package dev.kolo.runtime.internal.collectives;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.transport.Schedule;
-import java.nio.ByteBuffer;
 
 /**
  * Ring allreduce: reduce-scatter then allgather, 2(n-1) steps, each rank sending and receiving
@@ -11,36 +10,15 @@ import java.nio.ByteBuffer;
  * rank and then copied, so every rank ends with the same bytes. The bytes are one buffer, or several
  * tensors' buffers one after the other (a fused allreduce without a fusion buffer).
  */
-final class RingAllreduce {
+final class RingAllreduce extends RegionAllreduce {
     private final RingContext ring;
-    private final ContiguousRegion contiguous = new ContiguousRegion();
-    private final SegmentedRegion segmented = new SegmentedRegion();
 
     RingAllreduce(RingContext ring) {
         this.ring = ring;
     }
 
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
-            double prescale, double postscale) {
-        try {
-            run(seq, contiguous.of(sendView, view), offset, dtype, count, op, prescale, postscale);
-        } finally {
-            contiguous.clear();
-        }
-    }
-
-    /** Over segments: segment s is {@code views[s][0, lengths[s])}; see {@link SegmentedRegion}. */
-    void run(long seq, ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments, DType dtype,
-            ReduceOp op, double prescale, double postscale) {
-        try {
-            long bytes = segmented.of(sendViews, views, lengths, segments);
-            run(seq, segmented, 0, dtype, (int) (bytes / dtype.byteSize()), op, prescale, postscale);
-        } finally {
-            segmented.clear();
-        }
-    }
-
-    private void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
+    @Override
+    void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
             double postscale) {
         int size = ring.transport.size;
         int esize = dtype.byteSize();
@@ -57,6 +35,7 @@ final class RingAllreduce {
     }
 
     /** When the last run's reduce-scatter phase ended (its allgather began), System.nanoTime. */
+    @Override
     long reduceScatterEndNanos() {
         return ring.schedule.reduceScatterEndNanos;
     }
