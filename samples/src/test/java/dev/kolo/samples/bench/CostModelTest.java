@@ -196,4 +196,26 @@ class CostModelTest {
                 "some log line"));
         assertEquals(List.of(new MeasuredPoint(4, 16, 312.5e-6)), p);
     }
+
+    /**
+     * The model's choice mirrors the runtime's table (the model lives in the samples, which use the public API
+     * only, so it cannot call it): this test holds them together for every job size to 1024 and sizes around
+     * every threshold.
+     */
+    @Test
+    void theModelChoosesAsTheRuntimeDoes() {
+        dev.kolo.runtime.internal.collectives.AllreduceAlgorithms runtime =
+                dev.kolo.runtime.internal.collectives.AllreduceAlgorithms.defaults();
+        long[] sizes = {0, 1, 4, 8191, 8192, 8193, 65535, 65536, 65537, (4L << 20) - 1, 4L << 20, (4L << 20) + 1,
+                64L << 20};
+        for (int n = 2; n <= 1024; n++) {
+            for (long bytes : sizes) {
+                for (boolean contiguous : new boolean[] {true, false}) {
+                    assertEquals(runtime.choose(bytes, n, contiguous).name(),
+                            CostModel.select(n, bytes, contiguous).name(),
+                            "np " + n + ", " + bytes + " bytes, contiguous " + contiguous);
+                }
+            }
+        }
+    }
 }
