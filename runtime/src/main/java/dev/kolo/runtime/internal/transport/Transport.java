@@ -155,7 +155,7 @@ public final class Transport {
                 }
             }
         } catch (IOException e) {
-            throw lostOrAborted(current, e, seq);
+            throw lostOrAborted(current == sendLink && upstreamDead(recvLink, sendLink) ? recvLink : current, e, seq);
         } catch (ClosedSelectorException | CancelledKeyException e) {
             // Only abort closes the selector or cancels keys: report its cause.
             WorkerLostException cause = abortCause;
@@ -169,6 +169,25 @@ public final class Transport {
             }
         }
     }
+
+    /**
+     * A send failed: whether the link the op receives from has failed too. A peer's crash reaches the rank it sends
+     * to at once, and the rank this one sends to only after that rank's abort (its sockets close as a reaction),
+     * so when both are dead the upstream peer is the one to name. The op is failing, so a byte read here is lost
+     * to no one.
+     */
+    private boolean upstreamDead(Link recvLink, Link sendLink) {
+        if (recvLink == null || recvLink == sendLink) {
+            return false;
+        }
+        try {
+            return recvLink.channel.read(probe.clear()) < 0;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    private final ByteBuffer probe = ByteBuffer.allocateDirect(1);
 
     /** Parks until a wanted socket is ready, the deadline passes or the transport is aborted. */
     private long await(Link sendLink, boolean wantWrite, Link recvLink, boolean wantRead, long lastProgress, long seq)
