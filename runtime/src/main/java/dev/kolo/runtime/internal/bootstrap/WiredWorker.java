@@ -112,9 +112,8 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
             return null;
         }
         String bound = config.metricsHost();
-        String reachable = bound.equals("0.0.0.0") || bound.equals("::") ? config.host() : bound;
-        String host = reachable.contains(":") ? "[" + reachable + "]" : reachable;
-        return "http://" + host + ":" + health.port() + "/";
+        return WorkerStatus.pageUrl(bound.equals("0.0.0.0") || bound.equals("::") ? config.host() : bound,
+                health.port());
     }
 
     /** @return the address of the coordinator's status page (the whole job's), or null if it serves none */

@@ -51,11 +51,13 @@ public final class WorkerStatus {
 
     /** @return the address of a worker's status page, or null when it serves none */
     public static String pageUrl(WorkerInfo w) {
-        return w == null || w.metricsPort() == 0 ? null : "http://" + hostForUrl(w.host()) + ":" + w.metricsPort() + "/";
+        return w == null || w.metricsPort() == 0 ? null : pageUrl(w.host(), w.metricsPort());
     }
 
-    private static String hostForUrl(String host) {
-        return host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+    /** @return the address of the status page served on {@code host}:{@code port} (an IPv6 host in brackets) */
+    public static String pageUrl(String host, int port) {
+        String h = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
+        return "http://" + h + ":" + port + "/";
     }
 
     void view(Vertx vertx, WorkerView v) {
