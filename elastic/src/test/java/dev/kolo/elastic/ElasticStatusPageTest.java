@@ -8,11 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.kolo.testing.HeadlessChromium;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -77,10 +72,7 @@ class ElasticStatusPageTest {
         return found.isEmpty() ? "none" : found.get(0).getText();
     }
 
-    private static JsonObject status(String page) throws Exception {
-        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(page + "status"))
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, r.statusCode(), r.body());
-        return new JsonObject(r.body());
+    private static JsonObject status(String page) {
+        return dev.kolo.testing.StatusJson.get(page);
     }
 }

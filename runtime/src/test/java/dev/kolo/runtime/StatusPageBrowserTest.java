@@ -9,11 +9,6 @@ import dev.kolo.testing.ChildJvms;
 import dev.kolo.testing.HeadlessChromium;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -207,14 +202,7 @@ class StatusPageBrowserTest {
     }
 
     static JsonObject status(String page) {
-        try {
-            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(page + "status"))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, r.statusCode(), r.body());
-            return new JsonObject(r.body());
-        } catch (Exception e) {
-            throw new AssertionError("GET " + page + "status: " + e, e);
-        }
+        return dev.kolo.testing.StatusJson.get(page);
     }
 
     private static String field(String line, String name) {
