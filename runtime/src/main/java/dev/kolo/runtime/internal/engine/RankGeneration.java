@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * and {@link CoordinatorRequests} (the coordinator's side), {@link BatchExecutor} (running what was agreed).
  *
  * <p><b>Two paths to agreement.</b> A tensor whose spec is in the generation's {@link TensorCache} waits for
- * an <i>agreement round</i>: every rank sends every other rank, over the data plane, the set of cache ids it
- * has ready (and, for small allreduces, their data); the ids ready on every rank run at once, in id order,
+ * an <i>agreement round</i>: the ranks combine, over the data plane and in log2 n steps, the sets of cache ids
+ * they have ready (and, for small allreduces, their data, reduced as it goes); the ids ready on every rank run at
+ * once, in id order,
  * fused where they fit, and small ones are complete with the round itself. Anything else (a new tensor, a
  * changed spec, a rank that has joined, an op that is not cacheable) goes to the coordinator over the event
  * bus, which validates it against every rank's request and answers with numbered responses; a rank executes

@@ -32,9 +32,9 @@ public final class RoundMessage {
     static final int FLAG_JOINED = 1;
     private static final int DENSE = -1;
     /**
-     * Data a rank sends in one round, for its largest eager allreduce, as the bound was when every rank sent its
-     * message to every other rank: {@code 64 KiB / (n - 1)} per op (64 KiB at 2 ranks, 21 KiB at 4), never below
-     * {@link #MIN_EAGER_OP_BYTES}. Up to it, riding in the round beats a separate allreduce after it.
+     * The largest eager allreduce: {@code 64 KiB / (n - 1)} per op (64 KiB at 2 ranks, 21 KiB at 4), never below
+     * {@link #MIN_EAGER_OP_BYTES}. Up to it, riding in the round beats a separate allreduce after it; a 64 KiB bound
+     * at every n measured no better at np 4 and 8 (docs/PERFORMANCE.md).
      */
     static final int EAGER_FAN_OUT_BYTES = 64 * 1024;
     static final int MIN_EAGER_OP_BYTES = 8 * 1024;
