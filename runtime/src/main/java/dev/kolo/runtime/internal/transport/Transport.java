@@ -173,21 +173,33 @@ public final class Transport {
     /**
      * A send failed: whether the link the op receives from has failed too. A peer's crash reaches the rank it sends
      * to at once, and the rank this one sends to only after that rank's abort (its sockets close as a reaction),
-     * so when both are dead the upstream peer is the one to name. The op is failing, so a byte read here is lost
-     * to no one.
+     * so when both are dead the upstream peer is the one to name. A reset is reported only after the bytes that
+     * came before it, so the link is drained (bounded: {@link #PROBE_READS} reads); the op is failing, so the bytes
+     * read here are lost to no one.
      */
     private boolean upstreamDead(Link recvLink, Link sendLink) {
         if (recvLink == null || recvLink == sendLink) {
             return false;
         }
+        ByteBuffer probe = ByteBuffer.allocate(64 * 1024); // the failure path only
         try {
-            return recvLink.channel.read(probe.clear()) < 0;
+            for (int i = 0; i < PROBE_READS; i++) {
+                int n = recvLink.channel.read(probe.clear());
+                if (n < 0) {
+                    return true;
+                }
+                if (n == 0) {
+                    return false;
+                }
+            }
+            return false;
         } catch (IOException e) {
             return true;
         }
     }
 
-    private final ByteBuffer probe = ByteBuffer.allocateDirect(1);
+    /** Most reads of a failed op's upstream link while looking for its end: 64 MiB, beyond any socket buffer. */
+    private static final int PROBE_READS = 1024;
 
     /** Parks until a wanted socket is ready, the deadline passes or the transport is aborted. */
     private long await(Link sendLink, boolean wantWrite, Link recvLink, boolean wantRead, long lastProgress, long seq)
