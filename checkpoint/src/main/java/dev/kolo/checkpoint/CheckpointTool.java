@@ -108,7 +108,7 @@ public final class CheckpointTool {
                 return OK;
             }
         } catch (CorruptCheckpointException e) {
-            err.println("checkpoint inspect: " + e.getMessage());
+            err.println("checkpoint inspect: " + printable(e.getMessage()));
             return CORRUPT;
         } catch (IOException e) {
             err.println("checkpoint inspect: cannot read " + t.root() + ": " + FileSync.reason(e));
@@ -154,12 +154,12 @@ public final class CheckpointTool {
                     out.printf(Locale.ROOT, "CORRUPT  %s  %d of %d tensors damaged%n", id.name(), v.problems().size(),
                             v.manifest().tensors().size());
                     for (CorruptCheckpointException p : v.problems()) {
-                        out.println("         " + p.getMessage());
+                        out.println("         " + printable(p.getMessage()));
                     }
                 }
             } catch (CorruptCheckpointException e) {
                 bad++;
-                out.println("CORRUPT  " + id.name() + "  " + e.getMessage());
+                out.println("CORRUPT  " + id.name() + "  " + printable(e.getMessage()));
             } catch (IOException | RuntimeException e) {
                 bad++;
                 out.println("UNREADABLE " + id.name() + "  " + FileSync.reason(e));
@@ -327,5 +327,36 @@ public final class CheckpointTool {
             u++;
         }
         return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+
+    /**
+     * A message as one can read it on a terminal: a damaged file's bytes that a message quotes (a field, a name)
+     * may hold control characters, shown escaped (a tab as backslash-t, others as a Unicode escape) so that they cannot reshape the
+     * output or pass for something else (a tab and "at " read as a stack trace). Line breaks stay.
+     */
+    static String printable(String message) {
+        if (message == null) {
+            return "";
+        }
+        StringBuilder b = null;
+        for (int i = 0; i < message.length(); i++) {
+            char c = message.charAt(i);
+            boolean control = (c < 0x20 && c != '\n') || c == 0x7f;
+            if (control && b == null) {
+                b = new StringBuilder(message.length() + 16).append(message, 0, i);
+            }
+            if (b != null) {
+                if (!control) {
+                    b.append(c);
+                } else if (c == '\t') {
+                    b.append("\\t");
+                } else if (c == '\r') {
+                    b.append("\\r");
+                } else {
+                    b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                }
+            }
+        }
+        return b == null ? message : b.toString();
     }
 }
