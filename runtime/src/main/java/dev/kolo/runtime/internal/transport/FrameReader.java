@@ -126,6 +126,11 @@ public final class FrameReader {
         return busy;
     }
 
+    /** @return whether no byte of a frame has been read since the last one ended: the stream is between frames */
+    public boolean betweenFrames() {
+        return !busy || header.position() == 0;
+    }
+
     /** @return whether the header has arrived and has not been checked yet */
     public boolean headerComplete() {
         return !headerChecked && !header.hasRemaining();
@@ -152,6 +157,19 @@ public final class FrameReader {
         return "frame field " + field + " is wrong: expected frame (generation " + generation + ", op " + seq
                 + ", chunk " + chunk + ", " + bytes + " bytes) but received (generation " + g + ", op " + s
                 + ", chunk " + c + ", " + len + " bytes)";
+    }
+
+    /**
+     * @return the rank an abort notice of {@code generation} names (-1 when its sender knew no rank), or
+     *         {@link Frame#NOT_A_NOTICE} when the header is incomplete or is not such a notice
+     */
+    public int noticedLostRank(long generation) {
+        if (header.hasRemaining() || header.getLong(Frame.GENERATION) != generation
+                || header.getInt(Frame.CHUNK) != Frame.ABORT_NOTICE_CHUNK || header.getInt(Frame.LENGTH) != 0) {
+            return Frame.NOT_A_NOTICE;
+        }
+        long lost = header.getLong(Frame.SEQUENCE);
+        return lost >= -1 && lost < Integer.MAX_VALUE ? (int) lost : Frame.NOT_A_NOTICE;
     }
 
     public void reset() {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Sends one frame at a time with a gathering write of header and payload straight from the caller's
@@ -16,6 +17,8 @@ public final class FrameWriter {
     private ByteBuffer[] frame = new ByteBuffer[2];
     private int parts = 1; // the header alone: reset() before any frame must find nothing to clear
     private boolean busy;
+    /** Whether the stream is between frames: false from a frame's start until its last byte is sent. */
+    private boolean betweenFrames = true;
 
     /** Starts a frame whose payload is {@code view[offset, offset + length)}; the view's cursors are used. */
     public void begin(long generation, long seq, int chunk, ByteBuffer view, int offset, int length) {
@@ -30,6 +33,7 @@ public final class FrameWriter {
         frame[0] = header;
         parts = 1;
         busy = true;
+        betweenFrames = false;
     }
 
     /** Adds {@code view[offset, offset + length)} as the next part of the payload; its cursors are used. */
@@ -49,9 +53,43 @@ public final class FrameWriter {
         long n = w.write(frame, 0, parts);
         if (!frame[parts - 1].hasRemaining() && !header.hasRemaining() && w.flushed()) {
             done();
+            betweenFrames = true;
         }
         return n;
     }
+
+    /**
+     * Writes an abort notice naming {@code lostRank}, after the rest of a frame cut short by the failure (the
+     * peer meets the notice where it expects a header), giving up at {@code deadlineNanos}: the connection is
+     * closed next. On the failure path only; allocates, and polls a socket that is full.
+     *
+     * @return whether the whole notice reached the socket
+     */
+    public boolean notice(Wire w, long generation, int lostRank, long deadlineNanos) throws IOException {
+        while (busy && pump(w) == 0) {
+            if (System.nanoTime() - deadlineNanos > 0) {
+                return false;
+            }
+            LockSupport.parkNanos(NOTICE_POLL_NANOS);
+        }
+        if (!betweenFrames) {
+            return false; // the frame was reset: its rest is gone
+        }
+        betweenFrames = false;
+        ByteBuffer notice = ByteBuffer.allocate(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        notice.putLong(generation).putLong(lostRank).putInt(Frame.ABORT_NOTICE_CHUNK).putInt(0).flip();
+        ByteBuffer[] parts = {notice};
+        while (w.write(parts, 0, 1) >= 0 && (notice.hasRemaining() || !w.flushed())) {
+            if (System.nanoTime() - deadlineNanos > 0) {
+                return false;
+            }
+            LockSupport.parkNanos(NOTICE_POLL_NANOS);
+        }
+        return true;
+    }
+
+    /** How long a notice waits between tries on a full socket. */
+    private static final long NOTICE_POLL_NANOS = 100_000;
 
     public boolean busy() {
         return busy;

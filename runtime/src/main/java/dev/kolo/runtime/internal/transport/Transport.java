@@ -113,6 +113,10 @@ public final class Transport {
                         progressed = true;
                     }
                     if (in.headerComplete()) {
+                        int noticed = in.noticedLostRank(generation);
+                        if (noticed != Frame.NOT_A_NOTICE) {
+                            throw noticedLoss(recvLink, noticed, seq);
+                        }
                         // Checked before the payload is used (reduced, or counted as received).
                         String mismatch = in.check(generation, seq, received);
                         if (mismatch != null) {
@@ -155,7 +159,18 @@ public final class Transport {
                 }
             }
         } catch (IOException e) {
-            throw lostOrAborted(current == sendLink && upstreamDead(recvLink, sendLink) ? recvLink : current, e, seq);
+            WorkerLostException named = noticeOn(current, seq);
+            if (named == null && current == sendLink && recvLink != sendLink) {
+                named = noticeOn(recvLink, seq); // the upstream peer may know more: its notice came first
+            }
+            throw tellPeers(named != null ? named : lostOrAborted(current, e, seq));
+        } catch (RingProtocolException e) {
+            throw tellPeers(e);
+        } catch (WorkerLostException e) {
+            // A connection closed, stalled or was aborted. A closed upstream may have gone because the rank this
+            // one sends to was lost first: that rank's notice, if it left one, names the rank to report.
+            WorkerLostException named = current == recvLink && sendLink != recvLink ? noticeOn(sendLink, seq) : null;
+            throw tellPeers(named != null ? named : e);
         } catch (ClosedSelectorException | CancelledKeyException e) {
             // Only abort closes the selector or cancels keys: report its cause.
             WorkerLostException cause = abortCause;
@@ -171,35 +186,92 @@ public final class Transport {
     }
 
     /**
-     * A send failed: whether the link the op receives from has failed too. A peer's crash reaches the rank it sends
-     * to at once, and the rank this one sends to only after that rank's abort (its sockets close as a reaction),
-     * so when both are dead the upstream peer is the one to name. A reset is reported only after the bytes that
-     * came before it, so the link is drained (bounded: {@link #PROBE_READS} reads); the op is failing, so the bytes
-     * read here are lost to no one.
+     * Before this rank's failed op aborts the generation: tells each peer which rank was lost, so that a peer
+     * which learns of the failure only because this rank's connections close names that rank rather than this
+     * one. A frame cut short is finished first (a notice can only follow a whole frame), the whole within
+     * {@link #NOTICE_DEADLINE_NANOS}; a peer that cannot take it learns from the closed connection. Nothing is
+     * told when the generation was aborted already: the abort closed the connections.
+     *
+     * @return {@code cause}
      */
-    private boolean upstreamDead(Link recvLink, Link sendLink) {
-        if (recvLink == null || recvLink == sendLink) {
-            return false;
+    private WorkerLostException tellPeers(WorkerLostException cause) {
+        if (abortCause != null) {
+            return cause;
         }
-        ByteBuffer probe = ByteBuffer.allocate(64 * 1024); // the failure path only
-        try {
-            for (int i = 0; i < PROBE_READS; i++) {
-                int n = recvLink.channel.read(probe.clear());
-                if (n < 0) {
-                    return true;
-                }
-                if (n == 0) {
-                    return false;
+        long deadline = System.nanoTime() + NOTICE_DEADLINE_NANOS;
+        for (int i = 0; i < linkCount; i++) {
+            Link l = links[i];
+            if (l.peerRank != cause.lostRank()) {
+                try {
+                    l.out.notice(l.wire, generation, cause.lostRank(), deadline);
+                } catch (IOException | RuntimeException ignored) {
+                    // that peer is gone or going too: it learns from the closed connection
                 }
             }
-            return false;
+        }
+        return cause;
+    }
+
+    /** The longest a failed op spends telling its peers why: a fraction of any progress timeout. */
+    static final long NOTICE_DEADLINE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /**
+     * A failed link's last words: when its stream is between frames (this rank's reader of it, that is) and the
+     * next header already came, whether it is the peer's abort notice; the lost rank it names is then the one
+     * to report. Reads a header at most, without waiting.
+     *
+     * @return the loss to report, or null when no notice can be read
+     */
+    private WorkerLostException noticeOn(Link link, long seq) {
+        if (link == null || !link.in.betweenFrames()) {
+            return null;
+        }
+        FrameReader in = link.in;
+        try {
+            in.beginSlices(0);
+            while (in.busy()) {
+                if (in.pump(link.wire) <= 0) {
+                    return null;
+                }
+            }
+            int noticed = in.noticedLostRank(generation);
+            return noticed == Frame.NOT_A_NOTICE ? null : noticedLoss(link, noticed, seq);
         } catch (IOException e) {
-            return true;
+            return null;
+        } finally {
+            in.reset();
         }
     }
 
-    /** Most reads of a failed op's upstream link while looking for its end: 64 MiB, beyond any socket buffer. */
-    private static final int PROBE_READS = 1024;
+    /**
+     * The peer on {@code link} sent an abort notice: its op failed because it lost {@code lostRank} (-1: it knew
+     * no rank). That rank is the one to name, not the messenger, whose connections close next.
+     */
+    private WorkerLostException noticedLoss(Link link, int lostRank, long seq) {
+        WorkerLostException cause = abortCause;
+        if (cause != null) {
+            return copy(cause);
+        }
+        String where = " during op " + seq + " of generation " + generation + " (this rank " + rank + " of " + size + ")";
+        String from = "rank " + link.peerRank + " (" + link.peerHost + ")";
+        if (lostRank < 0 || lostRank == rank) {
+            return new WorkerLostException(from + " aborted generation " + generation + " after its op failed" + where,
+                    -1, null);
+        }
+        String host = hostOf(lostRank);
+        return new WorkerLostException("rank " + lostRank + (host != null ? " (" + host + ")" : "") + " was lost: "
+                + from + " aborted after losing its connection to it" + where, lostRank, host);
+    }
+
+    /** @return the host of {@code peerRank} if this rank has a connection to it, else null */
+    private String hostOf(int peerRank) {
+        for (int i = 0; i < linkCount; i++) {
+            if (links[i].peerRank == peerRank) {
+                return links[i].peerHost;
+            }
+        }
+        return null;
+    }
 
     /** Parks until a wanted socket is ready, the deadline passes or the transport is aborted. */
     private long await(Link sendLink, boolean wantWrite, Link recvLink, boolean wantRead, long lastProgress, long seq)

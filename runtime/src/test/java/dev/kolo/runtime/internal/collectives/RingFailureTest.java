@@ -53,8 +53,9 @@ class RingFailureTest {
                 assertInstanceOf(WorkerLostException.class, o.error(), "rank " + r);
                 assertTrue(o.millis() < 5000, "rank " + r + " took " + o.millis() + " ms");
             }
-            // The crashed rank's neighbours name it, with its host.
-            for (int r : new int[] {1, 3}) {
+            // Every survivor names it, with its host: its neighbours because their connections to it failed,
+            // rank 0 because the abort notices of the ranks it hears from name it.
+            for (int r : new int[] {0, 1, 3}) {
                 WorkerLostException e = (WorkerLostException) out.get(r).error();
                 assertEquals(2, e.lostRank(), "rank " + r + ": " + e.getMessage());
                 assertEquals("127.0.0.1", e.lostHost());
