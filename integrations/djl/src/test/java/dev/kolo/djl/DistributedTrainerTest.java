@@ -63,7 +63,7 @@ class DistributedTrainerTest {
     /**
      * A fixed job checkpointing every step loses rank 1 after step 2 (it halts, as SIGKILL would end it); started
      * again on the same directory it resumes from the newest checkpoint and ends bitwise where an uninterrupted
-     * run ends.
+     * run ends. Checkpoints are written asynchronously, so the newest complete one may be that of step 1.
      */
     @Test
     void aRestoreAfterAKillContinuesBitIdentically() throws Exception {
@@ -75,7 +75,7 @@ class DistributedTrainerTest {
             assertTrue(jvms.waitExit(0, 240) != 0, "rank 0 fails with its peer gone\n" + jvms.tail(60));
         }
         Map<Integer, float[]> resumed = run("killed", 2, 1, "none", steps, dir.toString(), "-1");
-        assertTrue(resumed.keySet().stream().allMatch(s -> s >= 2) && !resumed.containsKey(0),
+        assertTrue(resumed.keySet().stream().allMatch(s -> s >= 1) && !resumed.containsKey(0),
                 "resumed from a checkpoint, not from the start: steps " + resumed.keySet());
         assertArrayEquals(whole.get(steps - 1), resumed.get(steps - 1), "the same parameters at the end");
     }
