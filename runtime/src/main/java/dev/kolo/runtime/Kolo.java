@@ -319,7 +319,7 @@ public final class Kolo implements AutoCloseable {
     private CompletableFuture<Tensor> allreduce(String name, Tensor t, ReduceOp op, double prescale, double postscale,
                                                 Tensor output, boolean blocking) {
         OpArguments.requireOp(name, t);
-        java.util.Objects.requireNonNull(op, "op");
+        OpArguments.requireReduction("allreduce", name, t, op);
         CollectiveClient collectives = collectives();
         OpSpec spec = OpArguments.allreduceSpec(collectives.lastSpec(name), name, t, op, prescale, postscale);
         return collectives.submit(spec, t, output, blocking);
@@ -355,6 +355,7 @@ public final class Kolo implements AutoCloseable {
         for (int i = 0; i < ts.size(); i++) {
             Tensor t = ts.get(i);
             OpArguments.requireOp(name + "/" + i, t);
+            OpArguments.requireReduction("allreduce", name + "/" + i, t, op);
             futures.add(collectives().submit(new OpSpec(name + "/" + i, OpType.ALLREDUCE, t.dtype(), t.shape(), op, 1.0,
                     1.0, 0, null, group), t, null, i == ts.size() - 1));
         }
@@ -416,7 +417,7 @@ public final class Kolo implements AutoCloseable {
     private CompletableFuture<Tensor> reducescatter(String name, Tensor t, ReduceOp op, boolean blocking) {
         OpArguments.requireOp(name, t);
         OpArguments.requireDims("reducescatter", t);
-        java.util.Objects.requireNonNull(op, "op");
+        OpArguments.requireReduction("reducescatter", name, t, op);
         return collectives().submit(new OpSpec(name, OpType.REDUCESCATTER, t.dtype(), t.shape(), op, 1, 1, 0, null),
                 t, null, blocking);
     }

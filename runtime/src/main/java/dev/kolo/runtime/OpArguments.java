@@ -71,6 +71,26 @@ final class OpArguments {
         }
     }
 
+    /**
+     * @throws IllegalArgumentException if {@code op} cannot reduce {@code t} in {@code collective}: Adasum takes
+     *         floating-point tensors, and allreduce only
+     */
+    static void requireReduction(String collective, String name, Tensor t, ReduceOp op) {
+        java.util.Objects.requireNonNull(op, "op");
+        if (op != ReduceOp.ADASUM) {
+            return;
+        }
+        if (!collective.equals("allreduce")) {
+            throw new IllegalArgumentException(collective + " of '" + name + "' with ADASUM: Adasum combines whole "
+                    + "gradients, so only allreduce takes it; use SUM or AVERAGE here");
+        }
+        if (!t.dtype().isFloatingPoint()) {
+            throw new IllegalArgumentException("allreduce of '" + name + "' with ADASUM: Adasum combines "
+                    + "floating-point gradients, not " + t.dtype() + "; use SUM or AVERAGE for this tensor, or "
+                    + "convert it to FLOAT32");
+        }
+    }
+
     /** @throws IllegalArgumentException if {@code t} is a scalar, which an op along dim 0 cannot take */
     static void requireDims(String op, Tensor t) {
         if (t.rank() == 0) {

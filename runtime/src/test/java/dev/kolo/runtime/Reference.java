@@ -37,12 +37,17 @@ final class Reference {
         return dev.kolo.kernels.testing.Reference.tolerance(dtype.elementType(), magnitude, ranks);
     }
 
+    /** The element-wise ops, which this reference computes; Adasum has its own. */
+    static final List<ReduceOp> ELEMENT_WISE = java.util.Arrays.stream(ReduceOp.values())
+            .filter(op -> op != ReduceOp.ADASUM).toList();
+
     private static ReductionOp reduction(ReduceOp op) {
         return switch (op) {
             case SUM, AVERAGE -> ReductionOp.SUM;
             case MIN -> ReductionOp.MIN;
             case MAX -> ReductionOp.MAX;
             case PRODUCT -> ReductionOp.PRODUCT;
+            case ADASUM -> throw new IllegalArgumentException("Adasum is not element-wise: see AdasumAllreduceTest");
         };
     }
 

@@ -47,6 +47,19 @@ class LaunchIT {
         }
     }
 
+    /** {@code --reduce-op adasum}: the sample combines the gradients by Adasum; the workers end equal. */
+    @Test
+    void adasumTrainingEndsWithEqualParameters() throws Exception {
+        try (WorkerProcess launch = WorkerProcess.start("launch", "-np", "3", "--", "--max-steps", "10",
+                "--log-every", "5", "--reduce-op", "adasum")) {
+            assertEquals(0, launch.exitCode(120), launch.transcript());
+            assertEquals(1, launch.lines(l -> l.startsWith("[0] train: ") && l.contains("; gradients adasum;"))
+                    .size(), launch.transcript());
+            assertSummariesAgree(launch, 3, rank -> "kolo: done rank=" + rank
+                    + " size=3 epochs=1 test_accuracy=0\\.\\d{4} checksum=[0-9a-f]{16}");
+        }
+    }
+
     /**
      * Elastic launch (np 4, min-np 2): SIGTERM makes worker 3 leave at its next commit with exit 0 and the others
      * go on without rollback; then worker 2 is SIGKILLed: the launch goes on with the last two, which roll back

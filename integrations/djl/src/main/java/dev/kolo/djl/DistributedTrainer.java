@@ -53,7 +53,8 @@ public final class DistributedTrainer {
         this.model = ModelParameters.of(b.block);
         this.buffers = ModelBuffers.of(b.kolo, b.block);
         this.optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(b.rule)
-                .compression(b.compression).backwardPassesPerStep(b.passesPerStep).namePrefix(b.prefix).build();
+                .compression(b.compression).reduceOp(b.reduceOp).backwardPassesPerStep(b.passesPerStep)
+                .namePrefix(b.prefix).build();
     }
 
     /**
@@ -153,6 +154,7 @@ public final class DistributedTrainer {
         private UpdateRule rule = new Sgd(0.9, 0);
         private Compression compression = Compression.NONE;
         private int passesPerStep = 1;
+        private ReduceOp reduceOp = ReduceOp.AVERAGE;
         private String prefix = "djl.";
 
         private Builder(Kolo kolo, Block block) {
@@ -169,6 +171,15 @@ public final class DistributedTrainer {
         /** How gradients travel (default: float32, uncompressed). */
         public Builder compression(Compression compression) {
             this.compression = compression;
+            return this;
+        }
+
+        /**
+         * How the ranks' gradients combine: {@link ReduceOp#AVERAGE} (the default), {@link ReduceOp#SUM} or
+         * {@link ReduceOp#ADASUM} (see {@link DistributedOptimizer.Builder#reduceOp}).
+         */
+        public Builder reduceOp(ReduceOp op) {
+            this.reduceOp = op;
             return this;
         }
 

@@ -55,6 +55,7 @@ public class KoloTrainer extends Trainer {
     private final BatchSamples samples;
     private long steps;
     private ModelExchange exchange;
+    private ReduceOp gradientOp = ReduceOp.AVERAGE;
 
     /**
      * @param kolo   this worker's handle on the job
@@ -139,6 +140,26 @@ public class KoloTrainer extends Trainer {
         return this;
     }
 
+    /**
+     * Sets how the ranks' gradients combine before DJL's optimizer reads them: {@link ReduceOp#AVERAGE} (the
+     * default, one process's step over the global batch), {@link ReduceOp#SUM}, or {@link ReduceOp#ADASUM}
+     * (adaptive summation, as Horovod's {@code op=hvd.Adasum}: more ranks without a new learning rate). Buffers
+     * such as BatchNorm's statistics are averaged in every case. Every rank must set the same.
+     *
+     * @return this trainer
+     */
+    public KoloTrainer gradientReduceOp(ReduceOp op) {
+        java.util.Objects.requireNonNull(op, "op");
+        if (op != ReduceOp.AVERAGE && op != ReduceOp.SUM && op != ReduceOp.ADASUM) {
+            throw new IllegalArgumentException("gradients combine by AVERAGE, SUM or ADASUM, not " + op);
+        }
+        this.gradientOp = op;
+        if (exchange != null) {
+            exchange.gradientOp(op);
+        }
+        return this;
+    }
+
     /** @return this worker's handle on the job */
     public Kolo kolo() {
         return kolo;
@@ -147,6 +168,7 @@ public class KoloTrainer extends Trainer {
     private ModelExchange exchange() {
         if (exchange == null) {
             exchange = new ModelExchange(kolo, getModel().getBlock());
+            exchange.gradientOp(gradientOp);
         }
         return exchange;
     }

@@ -29,6 +29,8 @@ final class ModelExchange {
     private final EngineTensor[] views;
     private final NDArray[] gradients;
     private final List<CompletableFuture<Tensor>> pending;
+    /** How gradients combine over the ranks (buffers are always averaged). */
+    private ReduceOp gradientOp = ReduceOp.AVERAGE;
 
     /** @param block an initialized block */
     ModelExchange(Kolo kolo, Block block) {
@@ -86,8 +88,14 @@ final class ModelExchange {
         }
     }
 
+    /** Sets how gradients combine over the ranks: AVERAGE (the default), SUM or ADASUM. */
+    void gradientOp(ReduceOp op) {
+        this.gradientOp = op;
+    }
+
     /**
-     * Replaces every gradient by its average over the ranks and every buffer by its average, in place.
+     * Replaces every gradient by its average over the ranks (or what {@link #gradientOp} says) and every buffer by
+     * its average, in place.
      * Runs before the optimizer's update; the arrays' memory is read and written while the caller waits.
      */
     void averageGradientsAndBuffers() {
@@ -95,7 +103,7 @@ final class ModelExchange {
         try {
             for (int i = trained - 1; i >= 0; i--) {
                 gradients[i] = parameters.get(i).getArray().getGradient();
-                submit(i, gradients[i], "djl.grad.");
+                submit(i, gradients[i], "djl.grad.", gradientOp);
             }
             submitBufferAverages();
             awaitPending();
@@ -110,7 +118,7 @@ final class ModelExchange {
      */
     void submitBufferAverages() {
         for (int i = trained; i < parameters.size(); i++) {
-            submit(i, parameters.get(i).getArray(), "djl.buffer.");
+            submit(i, parameters.get(i).getArray(), "djl.buffer.", ReduceOp.AVERAGE);
         }
     }
 
@@ -162,9 +170,9 @@ final class ModelExchange {
         pending.clear();
     }
 
-    private void submit(int i, NDArray array, String prefix) {
+    private void submit(int i, NDArray array, String prefix, ReduceOp op) {
         Tensor t = views[i].open(array);
-        pending.add(kolo.allreduceInPlaceAsync(prefix + names.get(i), t, ReduceOp.AVERAGE, 1.0, 1.0));
+        pending.add(kolo.allreduceInPlaceAsync(prefix + names.get(i), t, op, 1.0, 1.0));
     }
 
     /** @return the block's parameter names, trained ones first, then the buffers */

@@ -79,6 +79,52 @@ class KoloTrainerTest {
                 "every rank's training result counts the epoch (the epoch listener runs everywhere)");
     }
 
+    /**
+     * With {@link KoloTrainer#gradientReduceOp} ADASUM, DJL's SGD steps by the Adasum of the ranks' own gradients,
+     * tensor by tensor (the paper's formulation in double precision); the ranks end bitwise equal.
+     */
+    @Test
+    void adasumStepsByTheAdasumOfTheRanksGradients() throws Exception {
+        Path out = tmp.resolve("adasum");
+        String job = "adasum-" + Integer.toHexString(new Random().nextInt());
+        try (ChildJvms jvms = new ChildJvms()) {
+            for (int r = 0; r < 2; r++) {
+                Map<String, String> env = new HashMap<>(Map.of("KOLO_JOB", job, "KOLO_NP", "2",
+                        "KOLO_RANK_HINT", Integer.toString(r), "KOLO_METRICS_PORT", "0"));
+                jvms.start(AdasumStepWorker.class, List.of("-Xmx384m", "-Dai.djl.offline=true",
+                        "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1"), env,
+                        out.toString(), "5");
+            }
+            for (int r = 0; r < 2; r++) {
+                assertEquals(0, jvms.waitExit(r, 240), "rank " + r + " failed\n" + jvms.tail(60));
+            }
+        }
+        int tensors = 0;
+        for (int k = 0; Files.exists(out.resolve("rank-0-param-" + k + ".bin")); k++, tensors++) {
+            float[] before = DistributedTrainerTest.read(out.resolve("rank-0-param-" + k + ".bin"));
+            assertArrayEquals(before, DistributedTrainerTest.read(out.resolve("rank-1-param-" + k + ".bin")),
+                    "both ranks start from rank 0's parameters");
+            double[][] grads = new double[2][];
+            for (int r = 0; r < 2; r++) {
+                float[] g = DistributedTrainerTest.read(out.resolve("rank-" + r + "-grad-" + k + ".bin"));
+                grads[r] = new double[g.length];
+                for (int i = 0; i < g.length; i++) {
+                    grads[r][i] = g[i];
+                }
+            }
+            assertFalse(java.util.Arrays.equals(grads[0], grads[1]), "the shards give different gradients");
+            double[] combined = dev.kolo.testing.AdasumReference.of(grads);
+            float[] after = DistributedTrainerTest.read(out.resolve("rank-0-after-" + k + ".bin"));
+            assertArrayEquals(after, DistributedTrainerTest.read(out.resolve("rank-1-after-" + k + ".bin")),
+                    "the ranks agree bit for bit after the step");
+            for (int i = 0; i < after.length; i++) {
+                double expected = before[i] - AdasumStepWorker.LEARNING_RATE * combined[i];
+                assertEquals(expected, after[i], 1e-5 * Math.max(1, Math.abs(expected)), "tensor " + k + " value " + i);
+            }
+        }
+        assertTrue(tensors >= 4, "every trained parameter was checked: " + tensors);
+    }
+
     static List<String> points() {
         List<String> points = new ArrayList<>();
         for (int b = 0; b < STEPS; b++) {

@@ -15,7 +15,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Averages gradients over all ranks of a job and applies them, like Horovod's {@code DistributedOptimizer}.
+ * Averages gradients over all ranks of a job (or sums them, or combines them by Adasum:
+ * {@link Builder#reduceOp}) and applies them, like Horovod's {@code DistributedOptimizer}.
  *
  * <p>Per backward pass: call {@link #gradientReady(Parameter)} for each parameter as soon as the backward
  * pass has written its gradient (last layer first); on the last pass of a step this starts an asynchronous
@@ -42,6 +43,7 @@ public final class DistributedOptimizer {
     private final UpdateRule rule;
     private final Compression compression;
     private final int passesPerStep;
+    private final ReduceOp reduceOp;
     private int passInStep;
     private long passes;
     private long steps;
@@ -51,6 +53,7 @@ public final class DistributedOptimizer {
         this.rule = b.rule;
         this.compression = b.compression;
         this.passesPerStep = b.passesPerStep;
+        this.reduceOp = b.reduceOp;
         List<GradientSlot> s = new ArrayList<>(b.parameters.size());
         for (Parameter p : b.parameters) {
             GradientSlot slot = new GradientSlot(p, b.prefix + p.name(), compression);
@@ -110,7 +113,7 @@ public final class DistributedOptimizer {
         }
         Tensor wire = slot.pack(passesPerStep > 1);
         // AVERAGE divides by the number of ranks; the prescale by the number of accumulated passes.
-        pending.set(i, kolo.allreduceInPlaceAsync(slot.wireName, wire, ReduceOp.AVERAGE, 1.0 / passesPerStep, 1.0));
+        pending.set(i, kolo.allreduceInPlaceAsync(slot.wireName, wire, reduceOp, 1.0 / passesPerStep, 1.0));
         exchangeOrder[exchanged++] = i;
     }
 
@@ -187,6 +190,11 @@ public final class DistributedOptimizer {
         return compression;
     }
 
+    /** How the ranks' gradients combine; see {@link Builder#reduceOp(ReduceOp)}. */
+    public ReduceOp reduceOp() {
+        return reduceOp;
+    }
+
     /** @return the parameters, in registration order */
     public List<Parameter> parameters() {
         List<Parameter> ps = new ArrayList<>(slots.size());
@@ -211,6 +219,7 @@ public final class DistributedOptimizer {
         private UpdateRule rule = new Sgd(0, 0);
         private Compression compression = Compression.NONE;
         private int passesPerStep = 1;
+        private ReduceOp reduceOp = ReduceOp.AVERAGE;
         private String prefix = "grad.";
 
         private Builder(Kolo kolo, List<Parameter> parameters) {
@@ -241,6 +250,20 @@ public final class DistributedOptimizer {
         public Builder backwardPassesPerStep(int passes) {
             Checks.atLeastOne("backwardPassesPerStep", passes);
             this.passesPerStep = passes;
+            return this;
+        }
+
+        /**
+         * How the ranks' gradients combine: {@link ReduceOp#AVERAGE} (the default), {@link ReduceOp#SUM}, or
+         * {@link ReduceOp#ADASUM}, adaptive summation (Horovod's {@code op=hvd.Adasum}), with which more ranks
+         * need no new learning rate. Accumulated backward passes are averaged locally in every case.
+         */
+        public Builder reduceOp(ReduceOp op) {
+            Objects.requireNonNull(op, "op");
+            if (op != ReduceOp.AVERAGE && op != ReduceOp.SUM && op != ReduceOp.ADASUM) {
+                throw new IllegalArgumentException("gradients combine by AVERAGE, SUM or ADASUM, not " + op);
+            }
+            this.reduceOp = op;
             return this;
         }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.ReduceOp;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -118,6 +119,46 @@ class DistributedOptimizerTest {
             assertFalse(java.util.Arrays.equals(mean, r.get(0)[2]) && c == Compression.BF16,
                     "bf16 must actually round");
         }
+    }
+
+    /** With Adasum the update is the learning rate times the Adasum of the ranks' (pass-averaged) gradients. */
+    @Test
+    void adasumCombinesTheRanksGradients() throws Exception {
+        int passes = 2;
+        List<float[][]> r = job.onAll(kolo -> {
+            int rank = kolo.rank();
+            Parameter w = Parameter.of("w", new float[100], new float[100]);
+            DistributedOptimizer opt = DistributedOptimizer.builder(kolo, List.of(w)).namePrefix("adasum.")
+                    .reduceOp(ReduceOp.ADASUM).backwardPassesPerStep(passes).build();
+            for (int p = 0; p < passes; p++) {
+                for (int i = 0; i < 100; i++) {
+                    w.gradient()[i] = adasumGrad(rank, p, i);
+                }
+                opt.gradientReady(w);
+                opt.step(1.0);
+            }
+            return new float[][] {w.values().clone()};
+        });
+        double[][] perRank = new double[NP][100];
+        for (int rank = 0; rank < NP; rank++) {
+            for (int i = 0; i < 100; i++) {
+                perRank[rank][i] = ((double) adasumGrad(rank, 0, i) + adasumGrad(rank, 1, i)) / passes;
+            }
+        }
+        double[] combined = dev.kolo.testing.AdasumReference.of(perRank);
+        for (float[][] rank : r) {
+            for (int i = 0; i < 100; i++) {
+                assertEquals(-combined[i], rank[0][i], 1e-5, "element " + i);
+            }
+            assertArrayEquals(r.get(0)[0], rank[0], 0f, "ranks must agree bit for bit");
+        }
+        assertThrows(IllegalArgumentException.class, () -> DistributedOptimizer.builder(job.workers.get(0), List.of())
+                .reduceOp(ReduceOp.MAX));
+    }
+
+    /** Gradients that share a direction (so Adasum differs from both sum and mean), distinct per rank and pass. */
+    private static float adasumGrad(int rank, int pass, int i) {
+        return (float) (Math.sin(i) * (1 + rank) + 0.1 * Math.cos(7 * i + rank) + pass * 0.05);
     }
 
     @Test

@@ -83,6 +83,12 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
 
     // fallbackValue: without it picocli gives a negatable option that defaults to true the inverse of its
     // default for either spelling, so --no-fused-step would leave it on.
+    @Option(names = "--op", paramLabel = "OP", defaultValue = "sum",
+            description = "The reduction timed: sum, or adasum (default: ${DEFAULT-VALUE}).")
+    String op;
+
+    private ReduceOp reduceOp = ReduceOp.SUM;
+
     @Option(names = "--fused-step", negatable = true, defaultValue = "true", fallbackValue = "true",
             description = "Also time the ResNet-50-shaped fused step (default: on).")
     boolean fusedStep;
@@ -110,13 +116,18 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         if (!(warmup >= 0) && warmup != -1) {
             throw new IllegalArgumentException("--warmup must be 0 or more seconds");
         }
+        reduceOp = switch (op.trim().toLowerCase(java.util.Locale.ROOT)) {
+            case "sum" -> ReduceOp.SUM;
+            case "adasum" -> ReduceOp.ADASUM;
+            default -> throw new IllegalArgumentException("--op must be sum or adasum (got '" + op + "')");
+        };
         return role.isWorker() ? runWorker() : launch(np);
     }
 
     private int launch(int np) {
         List<String> args = new ArrayList<>(List.of("--min-bytes", Long.toString(minBytes),
                 "--max-bytes", Long.toString(maxBytes), "--budget", Double.toString(budget),
-                "--warmup", Double.toString(warmup)));
+                "--warmup", Double.toString(warmup), "--op", op));
         if (!fusedStep) {
             args.add("--no-fused-step");
         }
@@ -138,6 +149,12 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
                         "time_us", "algbw_GBps", "busbw_GBps", "b2b_us", n, kolo.kernels());
             }
             ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
+            if (reduceOp == ReduceOp.ADASUM) {
+                // A nonzero gradient, different on every rank (a sum would overflow from op to op).
+                for (int i = 0; i + 4 <= big.capacity(); i += 4) {
+                    big.putFloat(i, 1f + kolo.rank() + (i & 1023) / 1024f);
+                }
+            }
             warmUpSmallOps(kolo, big);
             if (warmUpSeconds(n) > 0) {
                 warmUpEverySize(kolo, big, warmUpSeconds(n));
@@ -145,7 +162,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 int count = (int) (bytes / 4);
                 Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), count);
-                Runnable op = () -> kolo.allreduceInPlace("bench", t, ReduceOp.SUM);
+                Runnable op = () -> kolo.allreduceInPlace("bench", t, reduceOp);
                 double seconds = timeOps(kolo, "ar." + bytes, op);
                 double backToBack = timeBackToBack(kolo, "ar." + bytes, op, seconds);
                 report(kolo, bytes, seconds, backToBack, n);

@@ -1,5 +1,6 @@
 package dev.kolo.samples.mnist;
 
+import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.train.Adam;
 import dev.kolo.runtime.train.AdamW;
 import dev.kolo.runtime.train.Compression;
@@ -23,12 +24,13 @@ import java.nio.file.Path;
  * @param intraOpThreads   the DJL engine's threads per worker
  * @param optimizer        the update rule: {@code sgd} (with {@code momentum}), {@code adam}, {@code adamw} or
  *                         {@code lamb}, each with {@code weightDecay}
+ * @param reduceOp         how the ranks' gradients combine: AVERAGE, SUM or ADASUM
  */
 record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, double warmupEpochs,
                      boolean cosineDecay, Compression compression, int backwardPassesPerStep, long seed,
                      long maxSteps, int logEvery, int[] hidden, double momentum, double weightDecay,
                      int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery, int commitEvery,
-                     String model, int intraOpThreads, String optimizer) {
+                     String model, int intraOpThreads, String optimizer, ReduceOp reduceOp) {
 
     /** The hand-written multilayer perceptron (the default). */
     static final String MLP = "mlp";

@@ -131,13 +131,15 @@ final class Trainer {
         seed = st.longValue(TrainingState.SEED);
         Plan plan = plan(size);
         DistributedOptimizer optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(rule)
-                .compression(s.compression()).backwardPassesPerStep(passes).namePrefix(tag + "grad.").build();
+                .compression(s.compression()).reduceOp(s.reduceOp()).backwardPassesPerStep(passes)
+                .namePrefix(tag + "grad.").build();
         if (rank == 0) {
             if (!entered) {
                 out.printf(Locale.ROOT, "train: %d examples, %d per rank; batch %d x %d ranks x %d passes = %d global; "
-                                + "%d steps/epoch; %s; compression %s; model %s; commit every %d steps%s%n",
+                                + "%d steps/epoch; %s; compression %s; gradients %s; model %s; commit every %d steps%s%n",
                         train.count(), plan.sampler().shardSize(), batch, size, passes, plan.globalBatch(),
                         plan.stepsPerEpoch(), plan.schedule(), s.compression().name().toLowerCase(Locale.ROOT),
+                        s.reduceOp().name().toLowerCase(Locale.ROOT),
                         model.describe(), s.commitEvery(),
                         s.checkpointDir() == null ? "" : ", checkpoint every " + s.checkpointEveryCommits()
                                 * s.commitEvery() + " steps to " + s.checkpointDir());

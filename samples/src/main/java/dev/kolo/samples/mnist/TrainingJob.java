@@ -135,6 +135,11 @@ public final class TrainingJob {
                 description = "Gradients on the wire: none (float32), fp16 or bf16 (default: ${DEFAULT-VALUE}).")
         String compression;
 
+        @Option(names = "--reduce-op", paramLabel = "OP", defaultValue = "average",
+                description = "How the ranks' gradients combine: average, sum or adasum (adaptive summation: more "
+                        + "ranks without a new learning rate) (default: ${DEFAULT-VALUE}).")
+        String reduceOp;
+
         @Option(names = "--backward-passes-per-step", paramLabel = "K", defaultValue = "1",
                 description = "Backward passes accumulated locally per gradient exchange (default: "
                         + "${DEFAULT-VALUE}).")
@@ -208,8 +213,18 @@ public final class TrainingJob {
                     Compression.parse(compression), backwardPassesPerStep, seed, maxSteps, logEvery, hidden.clone(),
                     momentum, weightDecay, trainLimit, 0, checkpointDir,
                     checkpointEvery, commitEvery, model.trim().toLowerCase(Locale.ROOT), intraOpThreads,
-                    optimizer.trim().toLowerCase(Locale.ROOT));
+                    optimizer.trim().toLowerCase(Locale.ROOT), parseReduceOp(reduceOp));
             return new TrainingJob(s, data != null ? data : FashionMnist.DEBIAN_DIR);
+        }
+
+        private static dev.kolo.runtime.ReduceOp parseReduceOp(String text) {
+            return switch (text.trim().toLowerCase(Locale.ROOT)) {
+                case "average" -> dev.kolo.runtime.ReduceOp.AVERAGE;
+                case "sum" -> dev.kolo.runtime.ReduceOp.SUM;
+                case "adasum" -> dev.kolo.runtime.ReduceOp.ADASUM;
+                default -> throw new IllegalArgumentException("--reduce-op must be average, sum or adasum (got '"
+                        + text + "')");
+            };
         }
 
         private static double parseWarmup(String text) {

@@ -49,7 +49,8 @@ class DashboardMetricsTest {
                 .clusterPort(12000 + 20 * new Random().nextInt(480)).metricsPort(port).build();
         FashionMnist data = FashionMnist.load(FashionMnist.DEBIAN_DIR);
         TrainSettings settings = new TrainSettings(1, 32, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 7,
-                0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10, TrainSettings.MLP, 1, "sgd");
+                0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10, TrainSettings.MLP, 1, "sgd",
+                dev.kolo.runtime.ReduceOp.AVERAGE);
         Map<String, Double> scraped;
         Set<String> servedLabels = new TreeSet<>();
         try (Kolo kolo = Kolo.init(config);

@@ -34,7 +34,11 @@ public final class KernelReducer implements Reducer {
     private static final ReductionOp[] REDUCTIONS = reductions();
 
     private static ReductionOp reduction(ReduceOp op) {
-        return REDUCTIONS[op.ordinal()];
+        ReductionOp r = REDUCTIONS[op.ordinal()];
+        if (r == null) {
+            throw new IllegalArgumentException(op + " is not an element-wise reduction: only allreduce takes it");
+        }
+        return r;
     }
 
     private static ReductionOp[] reductions() {
@@ -45,6 +49,7 @@ public final class KernelReducer implements Reducer {
                 case MIN -> ReductionOp.MIN;
                 case MAX -> ReductionOp.MAX;
                 case PRODUCT -> ReductionOp.PRODUCT;
+                case ADASUM -> null; // combines whole vectors: AdasumAllreduce, never the kernels
             };
         }
         return byOrdinal;

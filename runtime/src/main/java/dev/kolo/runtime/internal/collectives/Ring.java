@@ -50,6 +50,7 @@ public final class Ring implements DataPlane {
     private final DirectAllreduce direct;
     private final RecursiveDoublingAllreduce recursiveDoubling;
     private final RabenseifnerAllreduce rabenseifner;
+    private final AdasumAllreduce adasum;
     private final RecursiveDoublingAllgather doublingAllgather;
     private final BinomialBroadcast binomialBroadcast;
     private final AllreduceAlgorithms algorithms;
@@ -104,6 +105,7 @@ public final class Ring implements DataPlane {
         this.recursiveDoubling = new RecursiveDoublingAllreduce(transport, sendLinks, recvLinks, reducer,
                 size > 2 ? algorithms.recursiveDoublingMaxBytes() : 0);
         this.rabenseifner = new RabenseifnerAllreduce(transport, sendLinks, recvLinks, reducer);
+        this.adasum = new AdasumAllreduce(transport, sendLinks, recvLinks);
         this.doublingAllgather = new RecursiveDoublingAllgather(transport, sendLinks, recvLinks, reducer);
         this.binomialBroadcast = new BinomialBroadcast(transport, sendLinks, recvLinks, reducer);
         this.sendBounds = new int[size + 1];
@@ -184,6 +186,9 @@ public final class Ring implements DataPlane {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(op, "op");
         OpArguments.checkRegion(buffer, offset, (long) count * dtype.byteSize(), "allreduce");
+        if (op == ReduceOp.ADASUM) {
+            requireAdasumType(dtype);
+        }
         links.checkOpen();
         BufferViews v = first.of(buffer);
         lastReduceScatterEndNanos = -1;
@@ -197,6 +202,10 @@ public final class Ring implements DataPlane {
         long bytes = (long) count * dtype.byteSize();
         transport.beginOp(bytes);
         try {
+            if (op == ReduceOp.ADASUM) {
+                adasum.run(seq, v.write, v.read, offset, dtype, count, prescale, postscale);
+                return;
+            }
             switch (algorithms.choose(bytes, size(), true)) {
                 case DIRECT -> direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale,
                         sendLinks, recvLinks);
@@ -243,6 +252,13 @@ public final class Ring implements DataPlane {
         if (total > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("an allreduce of " + total + " bytes exceeds " + Integer.MAX_VALUE);
         }
+        if (op == ReduceOp.ADASUM) {
+            requireAdasumType(dtype);
+            if (segments != 1) {
+                // Each tensor has its own dot products: the engine never fuses Adasum tensors.
+                throw new IllegalArgumentException("an Adasum allreduce takes one tensor, not " + segments);
+            }
+        }
         links.checkOpen();
         lastReduceScatterEndNanos = -1;
         if (size() == 1 || total == 0) {
@@ -254,6 +270,11 @@ public final class Ring implements DataPlane {
         }
         transport.beginOp(total);
         try {
+            if (op == ReduceOp.ADASUM) {
+                adasum.run(seq, sendViews[0], views[0], 0, dtype, lengths[0] / dtype.byteSize(), prescale,
+                        postscale);
+                return;
+            }
             if (algorithms.choose(total, size(), false) == AllreduceAlgorithms.Algorithm.RABENSEIFNER) {
                 rabenseifner.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
                 lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos();
@@ -264,6 +285,13 @@ public final class Ring implements DataPlane {
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
+    }
+
+    private static DType requireAdasumType(DType dtype) {
+        if (!dtype.isFloatingPoint()) {
+            throw new IllegalArgumentException("Adasum combines floating-point gradients, not " + dtype);
+        }
+        return dtype;
     }
 
     /**

@@ -1,12 +1,13 @@
 package dev.kolo.runtime.internal.control;
 
+import dev.kolo.runtime.ReduceOp;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * Which agreed ops run together: compatible allreduces (same dtype, reduce op and scales) are fused into one
- * buffer up to the fusion threshold, in the agreed order (an op that does not fit the open batch of its kind
+ * buffer up to the fusion threshold (not Adasum's: each tensor combines with its own dot products), in the agreed order (an op that does not fit the open batch of its kind
  * starts the next one); every other op runs alone. Batches run in the order of their first op. The
  * coordinator and the ranks' own agreement rounds use this same rule. Linear in the number of ops.
  *
@@ -40,7 +41,7 @@ public final class FusionPlan {
         count = 0;
         for (int i = 0; i < n; i++) {
             OpSpec s = specs.get(i);
-            if (s.type != OpType.ALLREDUCE || threshold <= 0) {
+            if (s.type != OpType.ALLREDUCE || threshold <= 0 || s.reduceOp == ReduceOp.ADASUM) {
                 batchOf[i] = start(i, 0);
                 continue;
             }

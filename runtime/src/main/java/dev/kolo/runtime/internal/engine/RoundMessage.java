@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.engine;
 
+import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
 import java.nio.ByteBuffer;
@@ -82,7 +83,9 @@ public final class RoundMessage {
 
     /** Whether a ready tensor of this spec sends its data in the round (while the budget lasts). */
     static boolean eager(OpSpec spec, int size) {
-        return spec.type == OpType.ALLREDUCE && spec.groupSize == 0 && spec.byteSize() <= eagerOpBytes(size);
+        // Adasum is no element-wise sum: the round's combine cannot do it.
+        return spec.type == OpType.ALLREDUCE && spec.groupSize == 0 && spec.reduceOp != ReduceOp.ADASUM
+                && spec.byteSize() <= eagerOpBytes(size);
     }
 
     /**
