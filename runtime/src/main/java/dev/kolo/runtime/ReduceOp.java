@@ -2,7 +2,7 @@ package dev.kolo.runtime;
 
 /**
  * The reduction applied by allreduce and reducescatter: element-wise, except {@link #ADASUM}, which combines
- * whole gradients (allreduce of float32 and float64 only).
+ * whole gradients (allreduce of floating-point tensors only).
  */
 public enum ReduceOp {
     /** Sum of all ranks' values. */
@@ -22,8 +22,8 @@ public enum ReduceOp {
      * ranks' gradients combine as a binary tree of such pairs (ranks 0 and 1, 2 and 3, ..., then those results
      * pairwise, and so on; on a size that is not a power of two, the first ranks pair up first). Each tensor
      * combines on its own (its own dot products), so tensors reduced with Adasum are never fused with others.
-     * Allreduce of {@link DType#FLOAT32} and {@link DType#FLOAT64} only; the prescale applies to each rank's
-     * gradient, the postscale to the result.
+     * Allreduce of floating-point tensors only (float32, float64, float16, bfloat16; each combined element is
+     * rounded once to the type); the prescale applies to each rank's gradient, the postscale to the result.
      */
     ADASUM
 }
