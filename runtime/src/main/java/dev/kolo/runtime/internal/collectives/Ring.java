@@ -287,11 +287,10 @@ public final class Ring implements DataPlane {
         }
     }
 
-    private static DType requireAdasumType(DType dtype) {
+    private static void requireAdasumType(DType dtype) {
         if (!dtype.isFloatingPoint()) {
             throw new IllegalArgumentException("Adasum combines floating-point gradients, not " + dtype);
         }
-        return dtype;
     }
 
     /**

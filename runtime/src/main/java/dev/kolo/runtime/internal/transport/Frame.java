@@ -18,7 +18,7 @@ public final class Frame {
     public static final int HEADER_BYTES = 24;
     /** The chunk index of an abort notice: no data frame has a negative one. */
     public static final int ABORT_NOTICE_CHUNK = -1;
-    /** What {@link FrameReader#noticedLostRank()} returns for a header that is not an abort notice. */
+    /** What {@link FrameReader#noticedLostRank(long)} returns for a header that is not an abort notice. */
     public static final int NOT_A_NOTICE = Integer.MIN_VALUE;
 
     private Frame() {

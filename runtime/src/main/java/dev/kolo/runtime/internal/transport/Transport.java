@@ -260,7 +260,7 @@ public final class Transport {
         }
         String host = hostOf(lostRank);
         return new WorkerLostException("rank " + lostRank + (host != null ? " (" + host + ")" : "") + " was lost: "
-                + from + " aborted after losing its connection to it" + where, lostRank, host);
+                + from + " aborted its op for that loss" + where, lostRank, host);
     }
 
     /** @return the host of {@code peerRank} if this rank has a connection to it, else null */
