@@ -6,13 +6,7 @@ import dev.kolo.runtime.internal.bootstrap.WiredWorker;
 import dev.kolo.runtime.internal.bootstrap.WorkerBootstrap;
 import dev.kolo.runtime.internal.cluster.ClusterNode;
 import dev.kolo.runtime.internal.cluster.WorkerView;
-import dev.kolo.runtime.internal.control.OpSpec;
-import dev.kolo.runtime.internal.control.OpType;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
-import dev.kolo.runtime.internal.engine.Deadlines;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * rank is discarded; its name is in flight until then. No thread spins while it waits: a waiting thread polls
  * for at most a millisecond, then parks.
  */
-public final class Kolo implements AutoCloseable {
+public final class Kolo extends Collectives implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Kolo.class);
     /** The notice that a program started on its own is a job of one is given once per process. */
     private static final AtomicBoolean JOB_OF_ONE_SAID = new AtomicBoolean();
@@ -94,7 +88,7 @@ public final class Kolo implements AutoCloseable {
 
     /** For tests: the size of this rank's mirror of the coordinator's response cache. */
     int cachedSpecs() {
-        return collectives().cachedSpecs();
+        return client().cachedSpecs();
     }
 
     /** @return this worker's rank in the current generation, 0..size-1 */
@@ -216,33 +210,6 @@ public final class Kolo implements AutoCloseable {
         return worker.config();
     }
 
-    /**
-     * Waits until every rank of the current generation has called {@code barrier()}.
-     *
-     * @throws WorkerLostException if a worker of the generation is lost meanwhile
-     * @throws KoloException       if the barrier does not complete within {@link KoloConfig#opTimeout()}
-     */
-    public void barrier() {
-        synchronized (barrierLock) { // the n-th barrier of every rank meets the n-th of the others
-            try {
-                collectives().await(collectives().submit(BARRIER, EMPTY, EMPTY, true),
-                        System.nanoTime() + config().opTimeout().toNanos());
-            } catch (Deadlines.KoloTimeout e) {
-                throw new KoloException("barrier did not complete within " + config().opTimeout().toSeconds()
-                        + " s (KOLO_OP_TIMEOUT): some rank never reached it; the coordinator logs which");
-            }
-        }
-    }
-
-    /**
-     * A barrier is an allreduce of nothing: it completes once every rank has submitted it, and after the first
-     * time every rank agrees on it in one agreement round over the data plane.
-     */
-    private static final OpSpec BARRIER = new OpSpec("kolo.barrier", OpType.ALLREDUCE, DType.UINT8, new long[] {0},
-            ReduceOp.MAX, 1.0, 1.0, 0, null);
-    private static final Tensor EMPTY = Tensor.allocate(DType.UINT8, 0);
-    private final Object barrierLock = new Object();
-
     // ---------------------------------------------------------------- elastic membership
 
     /**
@@ -286,212 +253,14 @@ public final class Kolo implements AutoCloseable {
 
     // ---------------------------------------------------------------- collectives
 
-    /** Blocking {@link #allreduceAsync(String, Tensor, ReduceOp)}. */
-    public Tensor allreduce(String name, Tensor t, ReduceOp op) {
-        return waitFor(allreduce(name, t, op, 1.0, 1.0, null, true), "allreduce", name);
-    }
-
-    /**
-     * Blocking allreduce with scaling: every rank's input is multiplied by {@code prescale} before the
-     * reduction and the result by {@code postscale} after it.
-     */
-    public Tensor allreduce(String name, Tensor t, ReduceOp op, double prescale, double postscale) {
-        return waitFor(allreduce(name, t, op, prescale, postscale, null, true), "allreduce", name);
-    }
-
-    /**
-     * Reduces {@code t} element-wise across all ranks; every rank receives the same result, byte for byte.
-     *
-     * @param name identifies the op across ranks: every rank submits the same name with the same dtype,
-     *             shape and op, else all of them get a {@link CollectiveMismatchException}
-     */
-    public CompletableFuture<Tensor> allreduceAsync(String name, Tensor t, ReduceOp op) {
-        return allreduceAsync(name, t, op, 1.0, 1.0);
-    }
-
-    /** Asynchronous {@link #allreduce(String, Tensor, ReduceOp, double, double)}. */
-    public CompletableFuture<Tensor> allreduceAsync(String name, Tensor t, ReduceOp op, double prescale,
-                                                    double postscale) {
-        return allreduce(name, t, op, prescale, postscale, null, false);
-    }
-
-    /** @param blocking the caller waits for the result at once (and drives the collective engine meanwhile) */
-    private CompletableFuture<Tensor> allreduce(String name, Tensor t, ReduceOp op, double prescale, double postscale,
-                                                Tensor output, boolean blocking) {
-        OpArguments.requireOp(name, t);
-        OpArguments.requireReduction("allreduce", name, t, op);
-        CollectiveClient collectives = collectives();
-        OpSpec spec = OpArguments.allreduceSpec(collectives.lastSpec(name), name, t, op, prescale, postscale);
-        return collectives.submit(spec, t, output, blocking);
-    }
-
-    /**
-     * Allreduce that writes the result back into {@code t} (the input is consumed): no result tensor is
-     * allocated and nothing is copied beyond what fusion needs. For gradients reduced every step.
-     */
-    public CompletableFuture<Tensor> allreduceInPlaceAsync(String name, Tensor t, ReduceOp op, double prescale,
-                                                           double postscale) {
-        return allreduce(name, t, op, prescale, postscale, t, false);
-    }
-
-    /** Blocking {@link #allreduceInPlaceAsync}; returns {@code t}, which now holds the result. */
-    public Tensor allreduceInPlace(String name, Tensor t, ReduceOp op) {
-        return waitFor(allreduce(name, t, op, 1.0, 1.0, t, true), "allreduce", name);
-    }
-
-    /**
-     * Allreduces several tensors as one group: they are negotiated under {@code name/0}, {@code name/1}, ...
-     * and run together, in one fused buffer where they fit the fusion threshold, once every member is ready
-     * on every rank. Results are in input order.
-     */
-    public List<Tensor> groupedAllreduce(String name, List<Tensor> ts, ReduceOp op) {
-        OpArguments.requireName(name);
-        List<CompletableFuture<Tensor>> futures = new ArrayList<>(ts.size());
-        if (ts.size() > OpSpec.MAX_GROUP) {
-            throw new IllegalArgumentException("a group holds at most " + OpSpec.MAX_GROUP + " tensors; split it");
-        }
-        java.util.Objects.requireNonNull(op, "op");
-        int group = ts.size() > 1 ? ts.size() : 0;
-        for (int i = 0; i < ts.size(); i++) {
-            Tensor t = ts.get(i);
-            OpArguments.requireOp(name + "/" + i, t);
-            OpArguments.requireReduction("allreduce", name + "/" + i, t, op);
-            futures.add(collectives().submit(new OpSpec(name + "/" + i, OpType.ALLREDUCE, t.dtype(), t.shape(), op, 1.0,
-                    1.0, 0, null, group), t, null, i == ts.size() - 1));
-        }
-        List<Tensor> results = new ArrayList<>(ts.size());
-        for (int i = 0; i < futures.size(); i++) {
-            results.add(waitFor(futures.get(i), "grouped allreduce", name + "/" + i));
-        }
-        return results;
-    }
-
-    /** Blocking {@link #allgatherAsync(String, Tensor)}. */
-    public Tensor allgather(String name, Tensor t) {
-        return waitFor(allgather(name, t, true), "allgather", name);
-    }
-
-    /** Concatenates every rank's {@code t} along dim 0 in rank order; dim 0 may differ between ranks. */
-    public CompletableFuture<Tensor> allgatherAsync(String name, Tensor t) {
-        return allgather(name, t, false);
-    }
-
-    private CompletableFuture<Tensor> allgather(String name, Tensor t, boolean blocking) {
-        OpArguments.requireOp(name, t);
-        OpArguments.requireDims("allgather", t);
-        return collectives().submit(new OpSpec(name, OpType.ALLGATHER, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0,
-                null), t, null, blocking);
-    }
-
-    /** Blocking {@link #broadcastAsync(String, Tensor, int)}. */
-    public Tensor broadcast(String name, Tensor t, int rootRank) {
-        return waitFor(broadcast(name, t, rootRank, true), "broadcast", name);
-    }
-
-    /** Every rank receives a copy of the root's {@code t}; a non-root rank's input is left as it was. */
-    public CompletableFuture<Tensor> broadcastAsync(String name, Tensor t, int rootRank) {
-        return broadcast(name, t, rootRank, false);
-    }
-
-    private CompletableFuture<Tensor> broadcast(String name, Tensor t, int rootRank, boolean blocking) {
-        OpArguments.requireOp(name, t);
-        int size = size();
-        OpArguments.requireRoot(name, rootRank, size);
-        return collectives().submit(new OpSpec(name, OpType.BROADCAST, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1,
-                rootRank, null), t, null, blocking);
-    }
-
-    /** Blocking {@link #reducescatterAsync(String, Tensor, ReduceOp)}. */
-    public Tensor reducescatter(String name, Tensor t, ReduceOp op) {
-        return waitFor(reducescatter(name, t, op, true), "reducescatter", name);
-    }
-
-    /**
-     * Reduces {@code t} across ranks and gives rank r its block of dim 0; the first {@code rows % size}
-     * ranks get one extra row.
-     */
-    public CompletableFuture<Tensor> reducescatterAsync(String name, Tensor t, ReduceOp op) {
-        return reducescatter(name, t, op, false);
-    }
-
-    private CompletableFuture<Tensor> reducescatter(String name, Tensor t, ReduceOp op, boolean blocking) {
-        OpArguments.requireOp(name, t);
-        OpArguments.requireDims("reducescatter", t);
-        OpArguments.requireReduction("reducescatter", name, t, op);
-        return collectives().submit(new OpSpec(name, OpType.REDUCESCATTER, t.dtype(), t.shape(), op, 1, 1, 0, null),
-                t, null, blocking);
-    }
-
-    /** Blocking {@link #alltoallAsync(String, Tensor, int[])}. */
-    public Tensor alltoall(String name, Tensor t, int[] splits) {
-        return waitFor(alltoall(name, t, splits, true), "alltoall", name);
-    }
-
-    /**
-     * Sends {@code splits[r]} consecutive rows of dim 0 to rank r and concatenates what every rank sent
-     * here, in rank order.
-     *
-     * @param splits rows for each rank, summing to dim 0; {@code null} splits dim 0 equally
-     */
-    public CompletableFuture<Tensor> alltoallAsync(String name, Tensor t, int[] splits) {
-        return alltoall(name, t, splits, false);
-    }
-
-    private CompletableFuture<Tensor> alltoall(String name, Tensor t, int[] splits, boolean blocking) {
-        OpArguments.requireOp(name, t);
-        OpArguments.requireDims("alltoall", t);
-        int size = size();
-        long[] s = OpArguments.alltoallSplits(name, t, splits, size);
-        return collectives().submit(new OpSpec(name, OpType.ALLTOALL, t.dtype(), t.shape(), ReduceOp.SUM, 1, 1, 0, s),
-                t, null, blocking);
-    }
-
-    /**
-     * Declares that this rank has no more data: until every rank has joined, it contributes zeros to
-     * allreduces (AVERAGE still divides by the full size), and other collectives fail.
-     *
-     * @return the last rank to join, the same on every rank
-     */
-    public int join() {
-        return waitFor(collectives().join(), "join", "join");
-    }
-
-    /** {@link #await}, naming the op only if it times out (a blocking collective allocates no message). */
-    private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
-        try {
-            return collectives().await(f, System.nanoTime() + config().opTimeout().toNanos());
-        } catch (Deadlines.KoloTimeout e) {
-            throw timedOut(op + " '" + name + "'");
-        }
-    }
-
-    /**
-     * Waits for the future of one of this worker's asynchronous collectives the way the blocking forms wait:
-     * this thread drives the collective engine meanwhile (no hand-off to another thread), for at most
-     * {@link KoloConfig#opTimeout()} ({@code KOLO_OP_TIMEOUT}), and the op's own exception is rethrown
-     * unwrapped. For libraries built on the asynchronous forms, e.g. {@code DistributedOptimizer}.
-     *
-     * @param what names the op in the timeout's message, e.g. {@code "allreduce 'grad.w1'"}
-     * @throws KoloException the op's failure, or, past the deadline, one naming {@code what} and
-     *                       {@code KOLO_OP_TIMEOUT}
-     * @throws KoloInterruptedException if the waiting thread is interrupted (see the class comment)
-     */
-    public <T> T await(CompletableFuture<T> future, String what) {
-        java.util.Objects.requireNonNull(future, "future");
-        try {
-            return collectives().await(future, System.nanoTime() + config().opTimeout().toNanos());
-        } catch (Deadlines.KoloTimeout e) {
-            throw timedOut(what);
-        }
-    }
-
-    private KoloException timedOut(String what) {
-        return new KoloException(what + " did not complete within " + config().opTimeout().toSeconds()
-                + " s (KOLO_OP_TIMEOUT); the coordinator logs which ranks never submitted it");
-    }
-
-    private CollectiveClient collectives() {
+    @Override
+    CollectiveClient client() {
         return worker.collectives();
+    }
+
+    @Override
+    java.time.Duration opTimeout() {
+        return config().opTimeout();
     }
 
     /** Leaves the job: other workers see this worker leave. Idempotent; bounded in time. */
