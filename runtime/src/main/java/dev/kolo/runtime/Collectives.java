@@ -10,12 +10,12 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The collectives of a group of ranks: the whole job ({@link Kolo}). Every rank of
+ * The collectives of a group of ranks: the whole job ({@link Kolo}) or a {@link ProcessSet} of it. Every rank of
  * the group submits the same named ops; each name is agreed among the group's ranks alone, and ranks, sizes and
  * roots are the group's ({@link #rank()}, {@link #size()}). How a future completes and how an interrupted wait
  * ends is the same for every group (see {@link Kolo}).
  */
-public abstract sealed class Collectives permits Kolo {
+public abstract sealed class Collectives permits Kolo, ProcessSet {
     Collectives() {
     }
 
@@ -32,7 +32,7 @@ public abstract sealed class Collectives permits Kolo {
     public abstract int size();
 
     /**
-     * Waits until every rank of the group has called {@code barrier()}.
+     * Waits until every rank of the group (the generation, or the process set) has called {@code barrier()}.
      *
      * @throws WorkerLostException if a worker of the generation is lost meanwhile
      * @throws KoloException       if the barrier does not complete within {@link KoloConfig#opTimeout()}

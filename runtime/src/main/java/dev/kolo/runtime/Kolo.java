@@ -251,7 +251,42 @@ public final class Kolo extends Collectives implements AutoCloseable {
     }
 
 
-    // ---------------------------------------------------------------- collectives
+    // ---------------------------------------------------------------- process sets
+
+    /**
+     * Creates a process set: collectives among {@code ranks} alone (Horovod's {@code add_process_set}). Every rank
+     * of the job calls it with the same ranks in the same order, and creates its sets in the same order (they are
+     * numbered 1, 2, ... in each generation); the call exchanges the ranks' lists (an allgather of the job), so
+     * a rank that passes other ranks, or skips a set, makes it fail on every rank with a message naming what each
+     * rank passed. Sets may overlap. The set's rank {@code i} is the job's rank {@code ranks[i]}.
+     *
+     * <pre>{@code
+     * ProcessSet evens = kolo.processSet(0, 2);
+     * if (evens.rank() >= 0) {             // a member
+     *     evens.allreduce("eval/loss", loss, ReduceOp.AVERAGE);
+     * }
+     * }</pre>
+     *
+     * @param ranks distinct ranks of the current generation, at least one
+     * @return the set, on members and non-members alike ({@link ProcessSet#rank()} is -1 on a non-member)
+     * @throws IllegalArgumentException on every rank, if the ranks are empty, repeated or not ranks of the job
+     * @throws CollectiveMismatchException on every rank, if the ranks passed other lists
+     * @throws KoloException if the generation ends meanwhile, or the exchange does not complete in time
+     */
+    public ProcessSet processSet(int... ranks) {
+        java.util.Objects.requireNonNull(ranks, "ranks");
+        return sets.create(this, ranks);
+    }
+
+    private final ProcessSets sets = new ProcessSets();
+
+    /** The set is closed on this rank: its engine stops. */
+    void endProcessSet(ProcessSet set) {
+        if (set.rank() >= 0 && set.generation() == generation()) { // a later generation's set may have its id
+            client().endSet(set.id(), new KoloException(set + " is closed"));
+        }
+    }
+
 
     @Override
     CollectiveClient client() {

@@ -155,7 +155,7 @@ class AuthenticationTest {
                 stranger.eventBus().send(to, new MembershipPending(generation), plain);
                 // ... fake results: every next response fails the op named "after-forgery" ...
                 for (long seq = 0; seq < 300; seq++) {
-                    stranger.eventBus().send(to, new OpResponse(generation, seq, OpType.ALLREDUCE,
+                    stranger.eventBus().send(to, new OpResponse(generation, 0, seq, OpType.ALLREDUCE,
                             List.of(new ResponseEntry("after-forgery/sum", false, null, new long[0])),
                             ErrorKind.MISMATCH, "forged"), plain);
                 }

@@ -12,6 +12,7 @@ import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
 import dev.kolo.runtime.internal.control.ControlMessage.MembersChanged;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import io.vertx.core.buffer.Buffer;
 import java.util.List;
@@ -30,14 +31,14 @@ class ControlCodecTest {
                 new Assignment(9, "coord", List.of(worker, worker.withRanks(0, 0, 1))),
                 new CoordinatorAnnounce(10, "coord-2"),
                 new MembersChanged(List.of("x", "y"), List.of("z")),
-                new ControlMessage.OpRequest(3, 1, new OpSpec("grads/1", OpType.ALLREDUCE, DType.BFLOAT16,
+                new ControlMessage.OpRequest(3, new SetScope(2, List.of(4, 1)), 1, new OpSpec("grads/1", OpType.ALLREDUCE, DType.BFLOAT16,
                         new long[] {7, 3}, ReduceOp.AVERAGE, 0.5, 2, 0, null, 4), 12),
-                new ControlMessage.JoinRequest(3, 1, 13),
-                new ControlMessage.OpResponse(3, 5, OpType.ALLGATHER, List.of(new ControlMessage.ResponseEntry("g",
+                new ControlMessage.JoinRequest(3, SetScope.GLOBAL, 1, 13),
+                new ControlMessage.OpResponse(3, 2, 5, OpType.ALLGATHER, List.of(new ControlMessage.ResponseEntry("g",
                         true, new OpSpec("g", OpType.ALLGATHER, DType.INT8, new long[] {2}, ReduceOp.SUM, 1, 1, 0,
                         null), new long[] {2, 2}), new ControlMessage.ResponseEntry("h", false, null, new long[0])),
                         ControlMessage.ErrorKind.NONE, ""),
-                new ControlMessage.JoinResponse(3, 6, 1),
+                new ControlMessage.JoinResponse(3, 0, 6, 1),
                 new ControlMessage.MembershipPending(4),
                 new ControlMessage.RankStatus(3, 2, "{\"step\":12,\"scalars\":{\"loss\":0.5}}"));
         for (ControlMessage m : all) {
@@ -104,8 +105,17 @@ class ControlCodecTest {
     @Test
     void outOfRangeFieldsAreRejectedByName() {
         assertNames(rejection(frame(11, Buffer.buffer().appendLong(-3).appendInt(0))), "generation", "-3");
-        assertNames(rejection(frame(11, Buffer.buffer().appendLong(1).appendInt(70_000))), "rank", "70000");
-        assertNames(rejection(frame(12, Buffer.buffer().appendLong(1).appendLong(-1).appendInt(0))), "sequence");
+        assertNames(rejection(frame(11, Buffer.buffer().appendLong(1).appendInt(0).appendInt(70_000))), "rank",
+                "70000");
+        assertNames(rejection(frame(12, Buffer.buffer().appendLong(1).appendUnsignedShort(0).appendLong(-1)
+                .appendInt(0))), "sequence");
+        // A process set: its ranks are ranks, listed once, and only set 0 (the whole job) lists none.
+        assertNames(rejection(frame(11, Buffer.buffer().appendLong(1).appendUnsignedShort(1).appendUnsignedShort(1)
+                .appendInt(70_000).appendInt(0).appendLong(0))), "set rank", "70000");
+        assertNames(rejection(frame(11, Buffer.buffer().appendLong(1).appendUnsignedShort(1).appendUnsignedShort(2)
+                .appendInt(3).appendInt(3).appendInt(0).appendLong(0))), "set", "rank 3 twice");
+        assertNames(rejection(frame(11, Buffer.buffer().appendLong(1).appendUnsignedShort(4).appendUnsignedShort(0)
+                .appendInt(0).appendLong(0))), "set", "process set 4 lists no ranks");
         assertNames(rejection(frame(1, workerBytes("n", 70_000, -1, -1, -1).appendLong(0))), "dataPort");
         assertNames(rejection(frame(1, workerBytes("", 7070, -1, -1, -1).appendLong(0))), "node", "empty");
         assertNames(rejection(frame(1, workerBytes("n", 7070, 0, 2, 2).appendLong(0))), "localRank");
@@ -115,11 +125,12 @@ class ControlCodecTest {
         for (int retired : new int[] {5, 6, 9}) {
             assertNames(rejection(frame(retired, Buffer.buffer().appendLong(1).appendInt(0).appendInt(0))), "unknown");
         }
-        Buffer badFlags = Buffer.buffer().appendLong(1).appendLong(0).appendByte((byte) 1).appendByte((byte) 0)
+        Buffer badFlags = Buffer.buffer().appendLong(1).appendUnsignedShort(0).appendLong(0).appendByte((byte) 1).appendByte((byte) 0)
                 .appendBuffer(str("")).appendUnsignedShort(1).appendBuffer(str("t")).appendByte((byte) 4)
                 .appendUnsignedShort(0);
         assertNames(rejection(frame(10, badFlags)), "entry flags", "4");
-        assertNames(rejection(frame(12, Buffer.buffer().appendLong(1).appendLong(0).appendInt(-2))), "lastRank");
+        assertNames(rejection(frame(12, Buffer.buffer().appendLong(1).appendUnsignedShort(0).appendLong(0)
+                .appendInt(-2))), "lastRank");
     }
 
     @Test
@@ -130,7 +141,7 @@ class ControlCodecTest {
 
     /** An OpRequest body with the given shape (FLOAT32 allreduce named "t"). */
     private static Buffer request(long... shape) {
-        Buffer b = Buffer.buffer().appendLong(1).appendInt(0).appendBuffer(str("t")).appendByte((byte) 0)
+        Buffer b = Buffer.buffer().appendLong(1).appendInt(0).appendInt(0).appendBuffer(str("t")).appendByte((byte) 0)
                 .appendByte((byte) 0).appendByte((byte) shape.length);
         for (long d : shape) {
             b.appendLong(d);
@@ -158,7 +169,7 @@ class ControlCodecTest {
         // 65535 strings announced in a members list, none present.
         assertNames(rejection(frame(7, Buffer.buffer().appendUnsignedShort(65535))), "truncated");
         // Negative per-rank counts in a response entry.
-        Buffer response = Buffer.buffer().appendLong(1).appendLong(0).appendByte((byte) 1).appendByte((byte) 0)
+        Buffer response = Buffer.buffer().appendLong(1).appendUnsignedShort(0).appendLong(0).appendByte((byte) 1).appendByte((byte) 0)
                 .appendBuffer(str("")).appendUnsignedShort(1).appendBuffer(str("t")).appendByte((byte) 0)
                 .appendUnsignedShort(1).appendLong(-4);
         assertNames(rejection(frame(10, response)), "perRank", "-4");

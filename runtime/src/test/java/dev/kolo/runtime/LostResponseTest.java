@@ -39,7 +39,7 @@ class LostResponseTest {
         ClusterNode node = ClusterNode.start(config, new SimpleMeterRegistry(), null);
         MirrorPlane plane = new MirrorPlane(false);
         plane.peerLacksResponses = true;
-        CollectiveClient client = new CollectiveClient(node, (a, self) -> plane,
+        CollectiveClient client = new CollectiveClient(node, (a, self, channel) -> plane,
                 new KernelReducer(dev.kolo.kernels.Kernels.java()), "lost-test-collectives",
                 new Observability(new KoloMetrics(job, false)));
         try {
@@ -49,7 +49,7 @@ class LostResponseTest {
             OpSpec a = new OpSpec("a", OpType.ALLREDUCE, DType.FLOAT32, new long[] {2}, ReduceOp.SUM, 1, 1, 0, null);
             CompletableFuture<Tensor> op = client.submit(a, Tensor.of(new float[] {1f, 2f}, 2), null, false);
             long start = System.nanoTime();
-            client.onResponse(new OpResponse(1, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("a", true, a,
+            client.onResponse(new OpResponse(1, 0, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("a", true, a,
                     new long[0])), ErrorKind.NONE, ""));
             ExecutionException e = assertThrows(ExecutionException.class, () -> op.get(30, TimeUnit.SECONDS));
             double seconds = (System.nanoTime() - start) / 1e9;

@@ -44,7 +44,7 @@ class StaleGenerationFailureTest {
         MirrorPlane second = new MirrorPlane(false);
         List<DataPlane> planes = List.of(first, second);
         AtomicInteger opened = new AtomicInteger();
-        CollectiveClient client = new CollectiveClient(node, (a, self) -> planes.get(opened.getAndIncrement()),
+        CollectiveClient client = new CollectiveClient(node, (a, self, channel) -> planes.get(opened.getAndIncrement()),
                 new KernelReducer(dev.kolo.kernels.Kernels.java()), "stale-test-collectives",
                 new Observability(new KoloMetrics(job, false)));
         try {
@@ -53,7 +53,7 @@ class StaleGenerationFailureTest {
             client.onAssignment(new Assignment(1, node.nodeId(), List.of(me, peer)), me);
             OpSpec a = allreduce("a");
             CompletableFuture<Tensor> inFirst = client.submit(a, Tensor.of(new float[] {1f, 2f}, 2), null, false);
-            client.onResponse(new OpResponse(1, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("a", true, a,
+            client.onResponse(new OpResponse(1, 0, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("a", true, a,
                     new long[0])), ErrorKind.NONE, ""));
             assertTrue(first.entered.await(20, TimeUnit.SECONDS), "generation 1's allreduce started");
 
@@ -71,7 +71,7 @@ class StaleGenerationFailureTest {
                     + "generation 1", 1, "127.0.0.1"));
             assertTrue(first.failed.await(10, TimeUnit.SECONDS));
             // Generation 2 runs its op to the end: the late failure did not abort it.
-            client.onResponse(new OpResponse(2, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("b", true, b,
+            client.onResponse(new OpResponse(2, 0, 0, OpType.ALLREDUCE, List.of(new ResponseEntry("b", true, b,
                     new long[0])), ErrorKind.NONE, ""));
             Tensor result = inSecond.handle((r, e) -> {
                 if (e != null) {

@@ -1,8 +1,10 @@
 package dev.kolo.samples.bench;
 
+import dev.kolo.runtime.Collectives;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.ProcessSet;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
@@ -32,6 +34,10 @@ import picocli.CommandLine.Option;
  * batches), the counts and the decision derived from the slowest rank's times so that every rank runs the same
  * collectives. Without it the first size timed reported the job still settling (4.6-6.6 ms at 4 B against
  * 0.3-0.4 ms at 16 B, np 6-8 on 2 cores).
+ *
+ * <p>With {@code --process-sets K} the ranks form K process sets of consecutive ranks, which time their allreduces
+ * at the same time, each over its own ranks (barriers and slowest rank of the set); the counts of ops and warm-up
+ * batches are agreed by the whole job so that the sets' timed loops overlap, and rank 0 prints one line per set.
  */
 @Command(name = "allreduce", description = "Allreduce latency and bandwidth over N local worker processes.",
         mixinStandardHelpOptions = true, versionProvider = KoloVersion.class, sortOptions = false)
@@ -93,6 +99,12 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Also time the ResNet-50-shaped fused step (default: on).")
     boolean fusedStep;
 
+    @Option(names = "--process-sets", paramLabel = "K", defaultValue = "1",
+            description = "Split the ranks into K process sets of consecutive ranks that time their allreduces at the "
+                    + "same time, one result line per set; N must be a multiple of K (default: ${DEFAULT-VALUE}: the "
+                    + "whole job).")
+    int processSets;
+
     @Mixin
     BenchWorkers role = new BenchWorkers();
 
@@ -116,6 +128,10 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         if (!(warmup >= 0) && warmup != -1) {
             throw new IllegalArgumentException("--warmup must be 0 or more seconds");
         }
+        if (processSets < 1 || np % processSets != 0) {
+            throw new IllegalArgumentException("--process-sets must divide -np (got " + processSets + " for -np " + np
+                    + ")");
+        }
         reduceOp = switch (op.trim().toLowerCase(java.util.Locale.ROOT)) {
             case "sum" -> ReduceOp.SUM;
             case "adasum" -> ReduceOp.ADASUM;
@@ -127,7 +143,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     private int launch(int np) {
         List<String> args = new ArrayList<>(List.of("--min-bytes", Long.toString(minBytes),
                 "--max-bytes", Long.toString(maxBytes), "--budget", Double.toString(budget),
-                "--warmup", Double.toString(warmup), "--op", op));
+                "--warmup", Double.toString(warmup), "--op", op, "--process-sets", Integer.toString(processSets)));
         if (!fusedStep) {
             args.add("--no-fused-step");
         }
@@ -144,9 +160,11 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         try (Kolo kolo = BenchWorkers.joinJob(b.metricsPort(metricsPort == 0 ? 0 : metricsPort + rankHint)
                 .timeline(timeline))) {
             int n = kolo.size();
+            Collectives group = group(kolo);
             if (!role.json() && kolo.rank() == 0) {
-                System.out.printf(Locale.ROOT, "| %12s | %12s | %10s | %10s | %12s |  (np %d, %s kernels)%n", "bytes",
-                        "time_us", "algbw_GBps", "busbw_GBps", "b2b_us", n, kolo.kernels());
+                System.out.printf(Locale.ROOT, "| %12s | %12s | %10s | %10s | %12s |  (np %d, %s kernels%s)%n", "bytes",
+                        "time_us", "algbw_GBps", "busbw_GBps", "b2b_us", n, kolo.kernels(),
+                        processSets > 1 ? ", " + processSets + " process sets of " + group.size() : "");
             }
             ByteBuffer big = ByteBuffer.allocateDirect((int) maxBytes).order(ByteOrder.LITTLE_ENDIAN);
             if (reduceOp == ReduceOp.ADASUM) {
@@ -162,16 +180,36 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             for (long bytes = minBytes; bytes <= maxBytes; bytes *= 4) {
                 int count = (int) (bytes / 4);
                 Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit((int) bytes), count);
-                Runnable op = () -> kolo.allreduceInPlace("bench", t, reduceOp);
-                double seconds = timeOps(kolo, "ar." + bytes, op);
-                double backToBack = timeBackToBack(kolo, "ar." + bytes, op, seconds);
-                report(kolo, bytes, seconds, backToBack, n);
+                Runnable op = () -> group.allreduceInPlace("bench", t, reduceOp);
+                double seconds = timeOps(kolo, group, "ar." + bytes, op);
+                double backToBack = timeBackToBack(kolo, group, "ar." + bytes, op, seconds);
+                report(kolo, group, bytes, seconds, backToBack);
             }
-            if (fusedStep) {
+            if (fusedStep && group == kolo) {
                 fusedStep(kolo, n);
             }
         }
         return 0;
+    }
+
+    /** @return the job, or this rank's process set of {@code --process-sets} (every rank creates all of them) */
+    private Collectives group(Kolo kolo) {
+        if (processSets == 1) {
+            return kolo;
+        }
+        int size = kolo.size() / processSets;
+        ProcessSet mine = null;
+        for (int s = 0; s < processSets; s++) {
+            int[] ranks = new int[size];
+            for (int i = 0; i < size; i++) {
+                ranks[i] = s * size + i;
+            }
+            ProcessSet set = kolo.processSet(ranks);
+            if (set.rank() >= 0) {
+                mine = set;
+            }
+        }
+        return mine;
     }
 
     /**
@@ -221,28 +259,34 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
      * A few ops, an iteration count all ranks agree on, warm-up batches ({@link #warmUpIterations} ops each) until
      * the times are steady, then per-op times whose slowest rank counts.
      */
-    private double timeOps(Kolo kolo, String name, Runnable op) {
+    private double timeOps(Kolo kolo, Collectives group, String name, Runnable op) {
         for (int i = 0; i < 3; i++) {
-            kolo.barrier();
+            group.barrier();
             op.run();
         }
-        kolo.barrier();
+        group.barrier();
         long t0 = System.nanoTime();
         op.run();
         double once = (System.nanoTime() - t0) / 1e9;
+        // Counts and decisions from the whole job's slowest rank: with process sets, every set times as many ops
+        // (their loops overlap), without them the job is the group.
         double slowest = kolo.allreduce(name + ".probe", Tensor.of(new double[] {once}, 1), ReduceOp.MAX)
                 .toDoubleArray()[0];
         int iterations = (int) Math.max(5, Math.min(1000, budget / Math.max(slowest, 1e-6)));
         int warm = warmUpIterations(budget, slowest);
         double previous = Double.MAX_VALUE;
         for (int batch = 0; batch < MAX_WARM_UP_BATCHES; batch++) {
-            double median = medianOfSlowest(kolo, name + ".warm", op, warm);
+            double median = medianOfSlowest(group, name + ".warm", op, warm);
+            if (group != kolo) {
+                median = kolo.allreduce(name + ".warm.job", Tensor.of(new double[] {median}, 1), ReduceOp.MAX)
+                        .toDoubleArray()[0];
+            }
             if (median > STEADY * previous) {
                 break;
             }
             previous = median;
         }
-        return medianOfSlowest(kolo, name + ".times", op, iterations);
+        return medianOfSlowest(group, name + ".times", op, iterations);
     }
 
     /**
@@ -255,15 +299,15 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     static final double STEADY = 0.8;
 
     /** {@code iterations} ops, each timed alone after a barrier; @return the median of the slowest rank's times */
-    private static double medianOfSlowest(Kolo kolo, String name, Runnable op, int iterations) {
+    private static double medianOfSlowest(Collectives group, String name, Runnable op, int iterations) {
         double[] times = new double[iterations];
         for (int i = 0; i < iterations; i++) {
-            kolo.barrier();
+            group.barrier();
             long start = System.nanoTime();
             op.run();
             times[i] = (System.nanoTime() - start) / 1e9;
         }
-        double[] worst = kolo.allreduce(name, Tensor.of(times, iterations), ReduceOp.MAX).toDoubleArray();
+        double[] worst = group.allreduce(name, Tensor.of(times, iterations), ReduceOp.MAX).toDoubleArray();
         Arrays.sort(worst);
         return worst[iterations / 2];
     }
@@ -272,30 +316,43 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
      * Ops back to back, no barrier between them (as nccl-tests and run-mpi.sh's b2b column time them): the
      * whole loop's time per op on the slowest rank. About a tenth of the per-op budget, at least 5 ops.
      */
-    private double timeBackToBack(Kolo kolo, String name, Runnable op, double perOp) {
-        int iterations = (int) Math.max(5, Math.min(1000, budget / 2 / Math.max(perOp, 1e-6)));
-        kolo.barrier();
+    private double timeBackToBack(Kolo kolo, Collectives group, String name, Runnable op, double perOp) {
+        double slowest = group == kolo ? perOp : kolo.allreduce(name + ".b2b.probe", Tensor.of(new double[] {perOp}, 1),
+                ReduceOp.MAX).toDoubleArray()[0];
+        int iterations = (int) Math.max(5, Math.min(1000, budget / 2 / Math.max(slowest, 1e-6)));
+        group.barrier();
         long start = System.nanoTime();
         for (int i = 0; i < iterations; i++) {
             op.run();
         }
         double mine = (System.nanoTime() - start) / 1e9 / iterations;
-        return kolo.allreduce(name + ".b2b", Tensor.of(new double[] {mine}, 1), ReduceOp.MAX).toDoubleArray()[0];
+        return group.allreduce(name + ".b2b", Tensor.of(new double[] {mine}, 1), ReduceOp.MAX).toDoubleArray()[0];
     }
 
-    private void report(Kolo kolo, long bytes, double seconds, double backToBack, int n) {
+    /** Rank 0 prints every group's result (each set's, gathered from the job, when there are process sets). */
+    private void report(Kolo kolo, Collectives group, long bytes, double seconds, double backToBack) {
+        double[] mine = {group == kolo ? 0 : ((ProcessSet) group).id(), group.rank(), seconds, backToBack};
+        double[] all = group == kolo ? mine : kolo.allgather("report." + bytes, Tensor.of(mine, 4)).toDoubleArray();
         if (kolo.rank() != 0) {
             return;
         }
-        double algbw = bytes / seconds / 1e9;
-        double busbw = algbw * 2.0 * (n - 1) / n;
-        if (role.json()) {
-            System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce\",\"dtype\":\"float32\",\"np\":%d,\"bytes\":%d,"
-                    + "\"time_us\":%.2f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,\"b2b_us\":%.2f}%n", n, bytes,
-                    seconds * 1e6, algbw, busbw, backToBack * 1e6);
-        } else {
-            System.out.printf(Locale.ROOT, "| %12d | %12.2f | %10.3f | %10.3f | %12.2f |%n", bytes, seconds * 1e6, algbw,
-                    busbw, backToBack * 1e6);
+        int n = group.size();
+        for (int i = 0; i < all.length; i += 4) {
+            if (all[i + 1] != 0) {
+                continue; // each set's rank 0 speaks for it
+            }
+            int set = (int) all[i];
+            double algbw = bytes / all[i + 2] / 1e9;
+            double busbw = algbw * 2.0 * (n - 1) / n;
+            if (role.json()) {
+                System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce\",\"dtype\":\"float32\",\"np\":%d,%s\"bytes\":%d,"
+                        + "\"time_us\":%.2f,\"algbw_GBps\":%.3f,\"busbw_GBps\":%.3f,\"b2b_us\":%.2f}%n", kolo.size(),
+                        set == 0 ? "" : "\"process_set\":" + set + ",\"set_size\":" + n + ",", bytes, all[i + 2] * 1e6,
+                        algbw, busbw, all[i + 3] * 1e6);
+            } else {
+                System.out.printf(Locale.ROOT, "| %12d | %12.2f | %10.3f | %10.3f | %12.2f |%s%n", bytes, all[i + 2] * 1e6,
+                        algbw, busbw, all[i + 3] * 1e6, set == 0 ? "" : " set " + set);
+            }
         }
     }
 
@@ -313,14 +370,14 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         for (int i = 0; i < shapes.size(); i++) {
             names.add("grad." + i);
         }
-        double step = timeOps(kolo, "step", () -> {
+        double step = timeOps(kolo, kolo, "step", () -> {
             List<CompletableFuture<Tensor>> pending = new ArrayList<>(grads.size());
             for (int i = 0; i < grads.size(); i++) {
                 pending.add(kolo.allreduceInPlaceAsync(names.get(i), grads.get(i), ReduceOp.SUM, 1.0, 1.0));
             }
             pending.forEach(CompletableFuture::join);
         });
-        double one = timeOps(kolo, "single", () -> kolo.allreduceInPlace("single", single, ReduceOp.SUM));
+        double one = timeOps(kolo, kolo, "single", () -> kolo.allreduceInPlace("single", single, ReduceOp.SUM));
         if (kolo.rank() == 0) {
             long bytes = total * 4;
             if (role.json()) {

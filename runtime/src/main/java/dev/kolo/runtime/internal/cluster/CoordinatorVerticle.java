@@ -11,9 +11,9 @@ import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
 import dev.kolo.runtime.internal.control.ControlMessage.JoinRequest;
 import dev.kolo.runtime.internal.control.ControlMessage.MembersChanged;
 import dev.kolo.runtime.internal.control.ControlMessage.OpRequest;
+import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.negotiation.Negotiator;
-import dev.kolo.runtime.internal.negotiation.SentResponses;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.status.StatusVerticle;
 import io.vertx.core.Future;
@@ -21,7 +21,6 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,11 +47,11 @@ final class CoordinatorVerticle extends VerticleBase {
     private final boolean takeover;
     private static final long SETTLE_MS = 2000;
     private long settleTimer = -1;
-    private Negotiator negotiator;
-    /** What this generation's ranks may still lack of the responses sent (see {@link #resendTo}). */
-    private SentResponses sent;
-    private long flushTimer = -1;
-    private final Map<String, Long> stallWarned = new HashMap<>();
+    /**
+     * The current generation's negotiations by set id: the whole generation (0) while it runs, and each process
+     * set from its first request (which names its ranks); empty when no generation runs.
+     */
+    private final Map<Integer, SetNegotiation> sets = new LinkedHashMap<>();
 
     private final Observability observability;
 
@@ -108,14 +107,16 @@ final class CoordinatorVerticle extends VerticleBase {
         if (m instanceof Hello h) {
             message.reply(node.seal(h.worker().node(), onHello(h)), control);
         } else if (m instanceof OpRequest r) {
-            if (negotiating(r.generation(), r)) {
+            SetNegotiation set = negotiation(r.generation(), r.set(), r.rank(), r);
+            if (set != null) {
                 long now = System.nanoTime();
-                sent.held(r.rank(), r.received());
-                if (negotiator.onRequest(r.rank(), r.spec(), now, r.received())) {
-                    observability.timeline().instant(r.spec().name, "RANK_READY " + r.rank(), now);
-                    maybeFlush();
+                set.sent.held(r.rank(), r.received());
+                if (set.negotiator.onRequest(r.rank(), r.spec(), now, r.received())) {
+                    observability.timeline().instant(set.scope.global() ? r.spec().name
+                            : "set " + set.scope.id() + "/" + r.spec().name, "RANK_READY " + r.rank(), now);
+                    maybeFlush(set);
                 } else {
-                    resendTo(r.rank(), r.received(), "'" + r.spec().name + "'");
+                    resendTo(set, r.rank(), r.received(), "'" + r.spec().name + "'");
                 }
             }
         } else if (m instanceof ControlMessage.RankStatus st) {
@@ -125,12 +126,13 @@ final class CoordinatorVerticle extends VerticleBase {
                         .put("report", st.report()));
             }
         } else if (m instanceof JoinRequest j) {
-            if (negotiating(j.generation(), j)) {
-                sent.held(j.rank(), j.received());
-                if (negotiator.onJoin(j.rank(), j.received())) {
-                    maybeFlush();
+            SetNegotiation set = negotiation(j.generation(), j.set(), j.rank(), j);
+            if (set != null) {
+                set.sent.held(j.rank(), j.received());
+                if (set.negotiator.onJoin(j.rank(), j.received())) {
+                    maybeFlush(set);
                 } else {
-                    resendTo(j.rank(), j.received(), "its join");
+                    resendTo(set, j.rank(), j.received(), "its join");
                 }
             }
         } else {
@@ -164,18 +166,40 @@ final class CoordinatorVerticle extends VerticleBase {
     }
 
     /**
-     * Whether a request belongs to the generation this coordinator negotiates. Any other is dropped, and counted:
-     * its sender's generation has ended (aborted or regrouping), which ended its pending ops on every rank, so
-     * nobody waits for an answer to it.
+     * The negotiation a request belongs to: of the generation this coordinator negotiates, the whole of it or
+     * the process set the request names (its first request opens the set's negotiation). A request of another
+     * generation is dropped, and counted: its sender's generation has ended (aborted or regrouping), which ended
+     * its pending ops on every rank, so nobody waits for an answer to it. So is one naming a set that does not
+     * fit the generation, or disagrees with the set of that id already negotiated (the ranks checked it when they
+     * created the set, so only a faulty sender does that).
+     *
+     * @param setRank the sender's rank in the set
+     * @return the negotiation, or null when the request is dropped
      */
-    private boolean negotiating(long generation, ControlMessage request) {
-        if (negotiator != null && !currentAborted && current != null && current.generation() == generation) {
-            return true;
+    private SetNegotiation negotiation(long generation, SetScope scope, int setRank, ControlMessage request) {
+        if (sets.isEmpty() || currentAborted || current == null || current.generation() != generation) {
+            observability.metrics.dropped("generation-ended");
+            LOG.debug("dropped a {} of generation {}: the coordinator negotiates {}",
+                    request.getClass().getSimpleName(), generation,
+                    current == null || currentAborted ? "none" : current.generation());
+            return null;
         }
-        observability.metrics.dropped("generation-ended");
-        LOG.debug("dropped a {} of generation {}: the coordinator negotiates {}", request.getClass().getSimpleName(),
-                generation, current == null || currentAborted ? "none" : current.generation());
-        return false;
+        SetNegotiation set = sets.get(scope.id());
+        if (set == null && !scope.global()) {
+            set = SetNegotiation.processSet(current, scope, config.fusionThreshold());
+            if (set != null) {
+                sets.put(scope.id(), set);
+                LOG.debug("negotiating {} of generation {}", scope.describe(), generation);
+            }
+        }
+        if (set == null || !set.scope.equals(scope) || setRank >= set.workers.size()) {
+            LOG.warn("control plane: the coordinator dropped a {} for {} from its rank {}: generation {} of {} ranks "
+                    + "negotiates {}", request.getClass().getSimpleName(), scope.describe(), setRank, generation,
+                    current.workers().size(), set == null ? "no such set" : set.scope.describe());
+            observability.metrics.dropped("not-a-rank");
+            return null;
+        }
+        return set;
     }
 
     /**
@@ -183,13 +207,14 @@ final class CoordinatorVerticle extends VerticleBase {
      * answer. Counting it again would count the rank twice; instead the rank gets again every response from
      * the first it lacks (its request or the answer was lost, or both are merely slow: a rank drops duplicates).
      */
-    private void resendTo(int rank, long received, String what) {
+    private void resendTo(SetNegotiation set, int rank, long received, String what) {
         observability.metrics.copy();
-        WorkerInfo w = current.workers().get(rank);
-        List<ControlMessage> lacking = sent.from(received);
+        WorkerInfo w = set.workers.get(rank);
+        List<ControlMessage> lacking = set.sent.from(received);
         if (!lacking.isEmpty()) {
-            LOG.info("control plane: rank {} re-sent {} holding {} responses of generation {}; sending it the {} "
-                    + "from {} again", rank, what, received, current.generation(), lacking.size(), received);
+            LOG.info("control plane: rank {} re-sent {} holding {} responses of generation {}{}; sending it the {} "
+                    + "from {} again", set.scope.globalRank(rank), what, received, current.generation(),
+                    set.scope.global() ? "" : " process set " + set.scope.id(), lacking.size(), received);
         }
         for (ControlMessage response : lacking) {
             vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), response), control);
@@ -200,29 +225,29 @@ final class CoordinatorVerticle extends VerticleBase {
      * Sends ready responses at once when nothing else is half-submitted (a lone op pays no batching delay),
      * else waits up to the cycle time so that a burst of tensors (a backward pass) fuses into few responses.
      */
-    private void maybeFlush() {
-        if (negotiator.pendingCount() == 0 || config.cycleTime().isZero()) {
-            flush();
-        } else if (flushTimer < 0) {
+    private void maybeFlush(SetNegotiation set) {
+        if (set.negotiator.pendingCount() == 0 || config.cycleTime().isZero()) {
+            flush(set);
+        } else if (set.flushTimer < 0) {
             long delay = Math.max(1, config.cycleTime().toMillis());
-            flushTimer = vertx.setTimer(delay, id -> {
-                flushTimer = -1;
-                flush();
+            set.flushTimer = vertx.setTimer(delay, id -> {
+                set.flushTimer = -1;
+                flush(set);
             });
         }
     }
 
-    private void flush() {
-        if (flushTimer >= 0) {
-            vertx.cancelTimer(flushTimer);
-            flushTimer = -1;
+    private void flush(SetNegotiation set) {
+        if (set.flushTimer >= 0) {
+            vertx.cancelTimer(set.flushTimer);
+            set.flushTimer = -1;
         }
-        if (negotiator == null || currentAborted) {
-            return;
+        if (sets.get(set.scope.id()) != set || currentAborted) {
+            return; // its generation ended
         }
-        for (ControlMessage response : negotiator.drain()) {
-            sent.sent(response);
-            for (WorkerInfo w : current.workers()) {
+        for (ControlMessage response : set.negotiator.drain()) {
+            set.sent.sent(response);
+            for (WorkerInfo w : set.workers) {
                 vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), response), control);
             }
         }
@@ -233,9 +258,17 @@ final class CoordinatorVerticle extends VerticleBase {
      * time. The warning comes first: at the stall warning time, or at half the shutdown time if that is earlier.
      */
     private void inspectStalls() {
-        if (negotiator == null || currentAborted) {
+        if (currentAborted) {
             return;
         }
+        for (SetNegotiation set : List.copyOf(sets.values())) {
+            inspectStalls(set);
+        }
+    }
+
+    private void inspectStalls(SetNegotiation set) {
+        Negotiator negotiator = set.negotiator;
+        Map<String, Long> stallWarned = set.stallWarned;
         long now = System.nanoTime();
         long shutdown = config.stallShutdown().toNanos();
         long warnAfter = shutdown > 0 ? Math.min(config.stallWarning().toNanos(), shutdown / 2)
@@ -245,9 +278,10 @@ final class CoordinatorVerticle extends VerticleBase {
             if (last == null || now - last >= warnAfter) {
                 stallWarned.put(stall.name(), now);
                 observability.metrics.stallWarning();
-                LOG.warn("stall: tensor '{}' has waited {} s for ranks {} to submit it (the other ranks are ready); "
+                LOG.warn("stall: {} has waited {} s for ranks {} to submit it (the other ranks are ready); "
                         + "a rank that skips a tensor, or runs a different step, keeps everyone waiting{}",
-                        stall.name(), String.format("%.1f", stall.seconds()), stall.missingRanks(),
+                        set.describe(stall.name()), String.format("%.1f", stall.seconds()),
+                        set.scope.globalRanks(stall.missingRanks()),
                         shutdown > 0 ? "; it fails on every rank after " + config.stallShutdown().toSeconds()
                                 + " s (KOLO_STALL_SHUTDOWN)" : "");
             }
@@ -255,20 +289,24 @@ final class CoordinatorVerticle extends VerticleBase {
         stallWarned.keySet().removeIf(name -> negotiator.stalls(now, 0).stream().noneMatch(s -> s.name().equals(name)));
         if (shutdown > 0) {
             negotiator.failStalled(now, shutdown);
-            flush();
+            flush(set);
         }
     }
 
     /** Tensors waiting longer than a status interval, for the status page: which ranks they wait for, how long. */
     private void showStalls() {
-        if (negotiator == null || currentAborted) {
+        if (sets.isEmpty() || currentAborted) {
             return;
         }
         io.vertx.core.json.JsonArray list = new io.vertx.core.json.JsonArray();
-        for (Negotiator.Stall stall : negotiator.stalls(System.nanoTime(), StatusVerticle.INTERVAL_MILLIS * 1_000_000)) {
-            list.add(new io.vertx.core.json.JsonObject().put("tensor", stall.name())
-                    .put("missingRanks", new io.vertx.core.json.JsonArray(stall.missingRanks()))
-                    .put("seconds", stall.seconds()));
+        for (SetNegotiation set : sets.values()) {
+            for (Negotiator.Stall stall : set.negotiator.stalls(System.nanoTime(),
+                    StatusVerticle.INTERVAL_MILLIS * 1_000_000)) {
+                list.add(new io.vertx.core.json.JsonObject().put("tensor", set.scope.global() ? stall.name()
+                                : "set " + set.scope.id() + "/" + stall.name())
+                        .put("missingRanks", new io.vertx.core.json.JsonArray(set.scope.globalRanks(stall.missingRanks())))
+                        .put("seconds", stall.seconds()));
+            }
         }
         StatusVerticle.post(vertx, node.addresses().status(node.nodeId()),
                 new io.vertx.core.json.JsonObject().put("kind", "stalls").put("stalls", list));
@@ -372,7 +410,7 @@ final class CoordinatorVerticle extends VerticleBase {
     private void endCurrent(String why) {
         if (current != null && !currentAborted) {
             currentAborted = true;
-            negotiator = null;
+            endNegotiations();
             LOG.info("generation {} ends: {}", current.generation(), why);
         }
     }
@@ -382,6 +420,16 @@ final class CoordinatorVerticle extends VerticleBase {
         for (WorkerInfo w : current.workers()) {
             vertx.eventBus().send(node.addresses().worker(w.node()), node.seal(w.node(), m), control);
         }
+    }
+
+    /** The generation ended: so do its negotiations and their cycle timers. */
+    private void endNegotiations() {
+        for (SetNegotiation set : sets.values()) {
+            if (set.flushTimer >= 0) {
+                vertx.cancelTimer(set.flushTimer);
+            }
+        }
+        sets.clear();
     }
 
     private HelloReply reply(boolean accepted, String reason) {
@@ -406,9 +454,8 @@ final class CoordinatorVerticle extends VerticleBase {
         currentAborted = false;
         lastGeneration = generation;
         chosen.forEach(w -> pending.remove(w.node()));
-        negotiator = new Negotiator(ranked.size(), generation, config.fusionThreshold());
-        sent = new SentResponses(ranked.size());
-        stallWarned.clear();
+        endNegotiations();
+        sets.put(0, SetNegotiation.global(current, config.fusionThreshold()));
         if (settleTimer >= 0) {
             vertx.cancelTimer(settleTimer);
             settleTimer = -1;
@@ -439,7 +486,7 @@ final class CoordinatorVerticle extends VerticleBase {
             if (current != null && !currentAborted
                     && current.workers().stream().anyMatch(w -> w.node().equals(gone))) {
                 currentAborted = true;
-                negotiator = null;
+                endNegotiations();
                 LOG.warn("generation {} aborted: node {} left", current.generation(), ControlAddresses.shortId(gone));
             }
         }

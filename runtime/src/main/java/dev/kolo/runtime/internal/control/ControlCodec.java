@@ -88,12 +88,14 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         } else if (m instanceof OpRequest r) {
             out.appendByte(OP_REQUEST);
             out.appendLong(r.generation());
+            writeScope(out, r.set());
             out.appendInt(r.rank());
             writeSpec(out, r.spec());
             out.appendLong(r.received());
         } else if (m instanceof OpResponse r) {
             out.appendByte(OP_RESPONSE);
             out.appendLong(r.generation());
+            out.appendUnsignedShort(r.set());
             out.appendLong(r.sequence());
             out.appendByte((byte) r.type().ordinal());
             out.appendByte((byte) r.errorKind().ordinal());
@@ -111,6 +113,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         } else if (m instanceof JoinRequest j) {
             out.appendByte(JOIN_REQUEST);
             out.appendLong(j.generation());
+            writeScope(out, j.set());
             out.appendInt(j.rank());
             out.appendLong(j.received());
         } else if (m instanceof ControlMessage.MembershipPending mp) {
@@ -124,6 +127,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         } else if (m instanceof JoinResponse j) {
             out.appendByte(JOIN_RESPONSE);
             out.appendLong(j.generation());
+            out.appendUnsignedShort(j.set());
             out.appendLong(j.sequence());
             out.appendInt(j.lastRank());
         } else {
@@ -161,10 +165,11 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
             case COORDINATOR: m = new CoordinatorAnnounce(r.generation("generation"),
                     r.nonEmpty(r.string(), "coordinatorNode")); break;
             case MEMBERS: m = new MembersChanged(r.strings(), r.strings()); break;
-            case OP_REQUEST: m = new OpRequest(r.generation("generation"), r.rank("rank"), r.spec(),
+            case OP_REQUEST: m = new OpRequest(r.generation("generation"), r.scope(), r.rank("rank"), r.spec(),
                     r.sequence("received")); break;
             case OP_RESPONSE: {
                 long gen = r.generation("generation");
+                int set = r.u16();
                 long seq = r.sequence("sequence");
                 OpType opType = r.enumValue(OpType.values());
                 ControlMessage.ErrorKind kind = r.enumValue(ControlMessage.ErrorKind.values());
@@ -179,12 +184,12 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
                     entries.add(new ControlMessage.ResponseEntry(name, (flags & ENTRY_CACHEABLE) != 0, spec,
                             r.counts("entry perRank")));
                 }
-                m = new OpResponse(gen, seq, opType, List.copyOf(entries), kind, error);
+                m = new OpResponse(gen, set, seq, opType, List.copyOf(entries), kind, error);
                 break;
             }
-            case JOIN_REQUEST: m = new JoinRequest(r.generation("generation"), r.rank("rank"),
+            case JOIN_REQUEST: m = new JoinRequest(r.generation("generation"), r.scope(), r.rank("rank"),
                     r.sequence("received")); break;
-            case JOIN_RESPONSE: m = new JoinResponse(r.generation("generation"), r.sequence("sequence"),
+            case JOIN_RESPONSE: m = new JoinResponse(r.generation("generation"), r.u16(), r.sequence("sequence"),
                     r.rankOrNone("lastRank")); break;
             case MEMBERSHIP_PENDING: m = new ControlMessage.MembershipPending(r.generation("generation")); break;
             case RANK_STATUS: m = new ControlMessage.RankStatus(r.generation("generation"), r.rank("rank"), r.string());
@@ -250,6 +255,15 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         out.appendUnsignedShort(values.length);
         for (long v : values) {
             out.appendLong(v);
+        }
+    }
+
+    private static void writeScope(Buffer out, SetScope scope) {
+        out.appendUnsignedShort(scope.id());
+        checkCount(scope.ranks().size());
+        out.appendUnsignedShort(scope.ranks().size());
+        for (int r : scope.ranks()) {
+            out.appendInt(r);
         }
     }
 
@@ -352,6 +366,22 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         }
 
         /** A list of non-negative counts (rows, splits). */
+        /** A process set: its id, then its members' ranks (none for the whole generation). */
+        SetScope scope() {
+            int id = u16();
+            int n = u16();
+            need(n * 4L);
+            List<Integer> ranks = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                ranks.add(rank("set rank"));
+            }
+            String problem = SetScope.check(id, ranks);
+            if (problem != null) {
+                throw new IllegalArgumentException("control field set: " + problem);
+            }
+            return new SetScope(id, ranks);
+        }
+
         long[] counts(String field) {
             int n = u16();
             need(n * 8L);

@@ -43,7 +43,7 @@ public sealed interface ControlMessage {
      * the rank held when it sent this; it tells a re-sent request (one whose answer the coordinator has already
      * sent, numbered {@code received} or later) from a new request under the same name.
      */
-    record OpRequest(long generation, int rank, OpSpec spec, long received) implements ControlMessage {
+    record OpRequest(long generation, SetScope set, int rank, OpSpec spec, long received) implements ControlMessage {
     }
 
     /**
@@ -51,8 +51,8 @@ public sealed interface ControlMessage {
      * order, in the agreement round where every rank holds it: run these entries (several allreduces = one
      * fused buffer), or fail them with {@code error}.
      */
-    record OpResponse(long generation, long sequence, OpType type, List<ResponseEntry> entries, ErrorKind errorKind,
-                      String error) implements ControlMessage {
+    record OpResponse(long generation, int set, long sequence, OpType type, List<ResponseEntry> entries,
+                      ErrorKind errorKind, String error) implements ControlMessage {
         public boolean failed() {
             return errorKind != ErrorKind.NONE;
         }
@@ -84,11 +84,11 @@ public sealed interface ControlMessage {
      * A rank has no more work and joins: it contributes zeros to allreduces until every rank has joined.
      * {@code received} as for {@link OpRequest}.
      */
-    record JoinRequest(long generation, int rank, long received) implements ControlMessage {
+    record JoinRequest(long generation, SetScope set, int rank, long received) implements ControlMessage {
     }
 
-    /** Every rank has joined; {@code lastRank} joined last. */
-    record JoinResponse(long generation, long sequence, int lastRank) implements ControlMessage {
+    /** Every rank of the set has joined; {@code lastRank} (a rank of the set) joined last. */
+    record JoinResponse(long generation, int set, long sequence, int lastRank) implements ControlMessage {
     }
 
     /** Workers wait to join (or one asked to leave): the ranks of {@code generation} regroup at their next commit. */

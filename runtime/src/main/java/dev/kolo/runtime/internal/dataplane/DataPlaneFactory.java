@@ -6,6 +6,12 @@ import dev.kolo.runtime.internal.control.WorkerInfo;
 
 /** Opens the data plane of one generation: a ring over the workers of the assignment, or the fast path of one. */
 public interface DataPlaneFactory {
-    /** Blocks until the data plane is ready or fails with a {@link KoloException}; runs on the collective thread. */
-    DataPlane open(Assignment assignment, WorkerInfo self);
+    /**
+     * Blocks until the data plane is ready or fails with a {@link KoloException}; runs on the collective thread.
+     *
+     * @param assignment the generation, or a process set of it: its workers in the set's rank order
+     * @param self this worker, with its rank in {@code assignment}
+     * @param channel 0 for the generation's own links, else the process set's id (its links are its own)
+     */
+    DataPlane open(Assignment assignment, WorkerInfo self, int channel);
 }

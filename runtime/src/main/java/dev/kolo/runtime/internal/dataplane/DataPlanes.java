@@ -65,7 +65,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private static final Duration MIN_PROGRESS_TIMEOUT = Duration.ofSeconds(10);
 
     @Override
-    public DataPlane open(ControlMessage.Assignment assignment, WorkerInfo self) {
+    public DataPlane open(ControlMessage.Assignment assignment, WorkerInfo self, int channel) {
         if (assignment.workers().size() == 1) {
             return new SingleRankDataPlane(reducer);
         }
@@ -73,7 +73,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         for (WorkerInfo w : assignment.workers()) {
             peers.add(new PeerAddress(w.host(), w.dataPort()));
         }
-        return new Ring(transport.connect(assignment.generation(), self.rank(), peers), reducer, options.chunkBytes(),
+        return new Ring(transport.connect(assignment.generation(), channel, self.rank(), peers), reducer, options.chunkBytes(),
                 algorithms);
     }
 

@@ -171,6 +171,7 @@ final class BatchExecutor {
             }
             metrics.negotiated(agreedAt - op.submitNanos);
             metrics.collective(type, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
+            observability.processSetOp(type, now - op.submitNanos, op.spec.byteSize());
             if (timeline.enabled()) {
                 String name = op.spec.name;
                 timeline.span(name, "NEGOTIATE_" + type.name(), op.submitNanos, agreedAt);
@@ -197,6 +198,7 @@ final class BatchExecutor {
         metrics.eager();
         metrics.negotiated(agreedAt - op.submitNanos);
         metrics.collective(OpType.ALLREDUCE, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
+        observability.processSetOp(OpType.ALLREDUCE, now - op.submitNanos, op.spec.byteSize());
         Timeline timeline = observability.timeline();
         if (timeline.enabled()) {
             timeline.span(op.spec.name, "ROUND_ALLREDUCE", op.submitNanos, agreedAt);

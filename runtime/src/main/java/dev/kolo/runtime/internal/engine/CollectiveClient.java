@@ -10,11 +10,14 @@ import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.ControlMessage.JoinResponse;
 import dev.kolo.runtime.internal.control.ControlMessage.OpResponse;
 import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
 import dev.kolo.runtime.internal.observability.Observability;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,6 +28,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * ends generations; the {@link Engine} runs under one lock, driven by a caller waiting for its own op or by the
  * {@link CollectiveThread} ({@link EngineDriver} says who and how the others wait).
  *
+ * <p><b>Process sets.</b> The worker's client runs the whole generation's ops; each process set this rank is a
+ * member of has a client of its own ({@link #openSet}): its own names, cache, agreement rounds, coordinator
+ * negotiation (its requests name the set) and data-plane links, and its own collective thread, so that its ops
+ * never wait for another set's. A set lives as long as its generation: the worker's client hands the set's
+ * responses to it, ends it with its generation (aborted with the same cause, or closed when the next generation
+ * is assigned) and closes it with the worker.
+ *
  * <p>A name is registered once, in a {@link NameSlot} kept while the name is used, and a submit claims it by a
  * compare-and-set: a cached op in the steady state allocates nothing but its {@link PendingOp}, which is the
  * future its caller gets.
@@ -32,6 +42,12 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class CollectiveClient implements AutoCloseable, RankGeneration.Completion {
     private final ControlChannel node;
     private final Observability observability;
+    private final SetScope scope;
+    private final DataPlaneFactory dataPlanes;
+    private final Reducer reducer;
+    private final String threadName;
+    /** The process sets of the current generation this rank is a member of, by id (the worker's client only). */
+    private final ConcurrentHashMap<Integer, CollectiveClient> sets = new ConcurrentHashMap<>();
     /**
      * Most names kept registered: beyond it, idle names are let go (a job that names every step's tensors anew
      * must not grow this for ever). As many as the response cache holds by default.
@@ -44,8 +60,17 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
 
     public CollectiveClient(ControlChannel node, DataPlaneFactory dataPlanes, Reducer reducer, String threadName,
                      Observability observability) {
+        this(node, dataPlanes, reducer, threadName, observability, SetScope.GLOBAL);
+    }
+
+    private CollectiveClient(ControlChannel node, DataPlaneFactory dataPlanes, Reducer reducer, String threadName,
+                             Observability observability, SetScope scope) {
         this.node = node;
         this.observability = observability;
+        this.scope = scope;
+        this.dataPlanes = dataPlanes;
+        this.reducer = reducer;
+        this.threadName = threadName;
         this.engine = new Engine(dataPlanes, reducer, this);
         this.driver = new EngineDriver(engine, this);
         this.collective = new CollectiveThread(engine, driver, this, threadName);
@@ -211,14 +236,79 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         driver.drive(f, deadline);
     }
 
-    /** A new generation was agreed: its data plane opens on the collective thread. */
+    /** A new generation was agreed: its data plane opens on the collective thread; the last one's sets end. */
     public void onAssignment(Assignment a, WorkerInfo self) {
-        engine.current = new RankGeneration(a, self, node, observability, this);
+        RankGeneration previous = engine.current;
+        engine.current = new RankGeneration(a, scope, self, node, observability, this);
         driver.wake();
+        if (previous != null) {
+            endSets(new KoloException("generation " + previous.generation + " ended (the job regrouped into generation "
+                    + a.generation() + "), and its process sets with it: create them again with processSet(...) on "
+                    + "every rank of the new generation"));
+        }
     }
 
-    /** Called from the event loop when the coordinator's instruction arrives. */
+    /**
+     * Opens this rank's side of process set {@code set} of generation {@code generation} (the worker's client
+     * only; the caller has checked that every rank asked for the same set and that this rank is a member). Its
+     * data plane connects on its own collective thread; its first op waits for that.
+     *
+     * @return the set's client, or null if {@code generation} is no longer the current one
+     */
+    public CollectiveClient openSet(long generation, SetScope set) {
+        RankGeneration g = engine.current;
+        if (g == null || g.generation != generation || g.abortCause != null || set.global()) {
+            return null;
+        }
+        int setRank = set.ranks().indexOf(g.rank);
+        if (setRank < 0) {
+            throw new IllegalArgumentException("rank " + g.rank + " is not a member of " + set.describe());
+        }
+        List<WorkerInfo> members = new ArrayList<>(set.ranks().size());
+        for (int i = 0; i < set.ranks().size(); i++) {
+            WorkerInfo w = g.assignment.workers().get(set.ranks().get(i));
+            members.add(w.withRanks(i, w.localRank(), w.localSize()));
+        }
+        CollectiveClient client = new CollectiveClient(node, dataPlanes, reducer, threadName + "-set" + set.id(),
+                observability.forProcessSet(set.id()), set);
+        client.onAssignment(new Assignment(generation, g.assignment.coordinatorNode(), List.copyOf(members)),
+                members.get(setRank));
+        CollectiveClient old = sets.put(set.id(), client);
+        if (old != null) {
+            old.close();
+        }
+        if (engine.current != g || g.abortCause != null) { // the generation ended meanwhile: so does the set
+            endSet(set.id(), g.abortCause != null ? g.abortCause
+                    : new KoloException("generation " + generation + " ended while process set " + set.id()
+                    + " was created"));
+        }
+        return client;
+    }
+
+    /** Closes process set {@code id} on this rank: its pending ops fail with {@code cause}, its links close. */
+    public void endSet(int id, KoloException cause) {
+        CollectiveClient set = sets.remove(id);
+        if (set != null) {
+            set.close(cause);
+        }
+    }
+
+    private void endSets(KoloException cause) {
+        for (Integer id : List.copyOf(sets.keySet())) {
+            endSet(id, cause);
+        }
+    }
+
+    /** Called from the event loop when the coordinator's instruction arrives (for this rank, or one of its sets). */
     public void onResponse(ControlMessage m) {
+        int set = m instanceof OpResponse r ? r.set() : ((JoinResponse) m).set();
+        if (set != scope.id()) {
+            CollectiveClient client = sets.get(set);
+            if (client != null) {
+                client.onResponse(m);
+            }
+            return; // a set this rank has ended: nothing waits for it
+        }
         long arrived = System.nanoTime();
         long generation = m instanceof OpResponse r ? r.generation() : ((JoinResponse) m).generation();
         engine.post(() -> {
@@ -245,6 +335,9 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         abort(g, cause);
         if (g != null) {
             g.abortCause = cause;
+        }
+        for (CollectiveClient set : sets.values()) {
+            set.workerLost(cause);
         }
     }
 
@@ -274,6 +367,11 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         }
         engine.post(() -> g.aborted(cause));
         driver.wake();
+        if (g == engine.current) { // a set ends with its generation, for the same reason
+            for (CollectiveClient set : sets.values()) {
+                set.abort(set.engine.current, cause);
+            }
+        }
     }
 
     /** Frees the name before completing, so the caller may reuse it as soon as it sees the result. */
@@ -329,7 +427,13 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
 
     @Override
     public void close() {
-        abort(new KoloException("worker is closing"));
+        close(new KoloException("worker is closing"));
+    }
+
+    /** Stops this client: pending ops fail with {@code cause}, the thread ends, the data plane closes. */
+    private void close(KoloException cause) {
+        endSets(cause);
+        abort(cause);
         collective.close();
         driver.wake();
         collective.interrupt();

@@ -3,6 +3,7 @@ package dev.kolo.runtime.internal.engine;
 import dev.kolo.runtime.internal.control.ControlMessage.JoinRequest;
 import dev.kolo.runtime.internal.control.ControlMessage.OpRequest;
 import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -23,6 +24,7 @@ final class CoordinatorRequests {
     private final ControlChannel node;
     private final String coordinatorNode;
     private final long generation;
+    private final SetScope scope;
     private final int rank;
     private final KoloMetrics metrics;
     /** Requests sent and not answered yet, by tensor name. */
@@ -32,10 +34,13 @@ final class CoordinatorRequests {
     /** When the oldest unanswered request is due to be sent again; Long.MAX_VALUE when none. */
     private long resendAt = Long.MAX_VALUE;
 
-    CoordinatorRequests(ControlChannel node, String coordinatorNode, long generation, int rank, KoloMetrics metrics) {
+    /** @param rank this rank in {@code scope} */
+    CoordinatorRequests(ControlChannel node, String coordinatorNode, long generation, SetScope scope, int rank,
+                        KoloMetrics metrics) {
         this.node = node;
         this.coordinatorNode = coordinatorNode;
         this.generation = generation;
+        this.scope = scope;
         this.rank = rank;
         this.metrics = metrics;
     }
@@ -53,7 +58,7 @@ final class CoordinatorRequests {
 
     /** Asks the coordinator to negotiate {@code spec}, saying how many responses this rank holds. */
     void request(OpSpec spec, long received) {
-        node.sendToCoordinator(coordinatorNode, new OpRequest(generation, rank, spec, received));
+        node.sendToCoordinator(coordinatorNode, new OpRequest(generation, scope, rank, spec, received));
         long now = System.nanoTime();
         unanswered.put(spec.name, new Unanswered(spec, now));
         resendAt = Math.min(resendAt, now + RESEND_NANOS);
@@ -61,7 +66,7 @@ final class CoordinatorRequests {
 
     /** Tells the coordinator this rank has joined. */
     void join(long received) {
-        node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, rank, received));
+        node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, scope, rank, received));
         joinSentNanos = System.nanoTime();
         resendAt = Math.min(resendAt, joinSentNanos + RESEND_NANOS);
     }
@@ -92,7 +97,7 @@ final class CoordinatorRequests {
         long next = Long.MAX_VALUE;
         for (Unanswered u : unanswered.values()) {
             if (now - u.sentNanos >= RESEND_NANOS) {
-                node.sendToCoordinator(coordinatorNode, new OpRequest(generation, rank, u.spec, received));
+                node.sendToCoordinator(coordinatorNode, new OpRequest(generation, scope, rank, u.spec, received));
                 metrics.resent();
                 u.sentNanos = now;
             }
@@ -100,7 +105,7 @@ final class CoordinatorRequests {
         }
         if (joinSentNanos >= 0) {
             if (now - joinSentNanos >= RESEND_NANOS) {
-                node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, rank, received));
+                node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, scope, rank, received));
                 metrics.resent();
                 joinSentNanos = now;
             }

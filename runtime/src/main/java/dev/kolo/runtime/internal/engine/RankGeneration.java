@@ -14,6 +14,7 @@ import dev.kolo.runtime.internal.control.ControlMessage.OpResponse;
 import dev.kolo.runtime.internal.control.ControlMessage.ResponseEntry;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
 import dev.kolo.runtime.internal.dataplane.DataPlanes;
@@ -59,6 +60,9 @@ final class RankGeneration {
     static final long MAX_DEMOTE_AFTER_NANOS = 5_000_000_000L;
 
     final long generation;
+    /** The ranks this generation's ops run among: the whole generation, or a process set of it. */
+    final SetScope scope;
+    /** This rank in {@link #scope}. */
     final int rank;
     final int size;
     final Assignment assignment;
@@ -105,9 +109,14 @@ final class RankGeneration {
         PendingOp pending(String name);
     }
 
-    RankGeneration(Assignment a, WorkerInfo self, ControlChannel node, Observability observability,
+    /**
+     * @param a the generation, or for a process set its workers in the set's rank order
+     * @param self this worker, with its rank in {@code a}
+     */
+    RankGeneration(Assignment a, SetScope scope, WorkerInfo self, ControlChannel node, Observability observability,
                    Completion completion) {
         this.assignment = a;
+        this.scope = scope;
         this.self = self;
         this.observability = observability;
         this.completion = completion;
@@ -119,12 +128,13 @@ final class RankGeneration {
         this.fusionThreshold = config.fusionThreshold();
         this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.stallWarning().toNanos() / 10);
         this.responseAgreementNanos = DataPlanes.progressTimeout(config).toNanos();
-        this.requests = new CoordinatorRequests(node, a.coordinatorNode(), generation, rank, observability.metrics);
+        this.requests = new CoordinatorRequests(node, a.coordinatorNode(), generation, scope, rank,
+                observability.metrics);
     }
 
     /** Connects this generation's data plane (blocks until the ring is up or fails). */
     void open(DataPlaneFactory factory, dev.kolo.runtime.internal.collectives.Reducer reducer) {
-        dataPlane = factory.open(assignment, self);
+        dataPlane = factory.open(assignment, self, scope.id());
         if (abortCause != null) {
             dataPlane.abort(abortCause);
         }

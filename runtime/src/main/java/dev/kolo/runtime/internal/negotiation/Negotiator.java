@@ -8,6 +8,7 @@ import dev.kolo.runtime.internal.control.ControlMessage.ResponseEntry;
 import dev.kolo.runtime.internal.control.FusionPlan;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.control.SetScope;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -15,7 +16,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The coordinator's negotiation state for one generation, free of any messaging so it can be tested
+ * The coordinator's negotiation state for one generation (or one process set of it: its ranks are then the
+ * set's ranks, and its errors say so), free of any messaging so it can be tested
  * alone. Ranks' requests are collected per tensor name; a name becomes ready when every rank has asked
  * for it (a joined rank counts for allreduce); ready names are validated, fused and numbered into
  * {@link OpResponse}s that every rank executes in the same order.
@@ -23,6 +25,7 @@ import java.util.Map;
 public final class Negotiator {
     private final int size;
     private final long generation;
+    private final SetScope scope;
     private final long fusionThreshold;
     private final Map<String, Pending> pending = new LinkedHashMap<>();
     private final List<Pending> ready = new ArrayList<>();
@@ -42,8 +45,14 @@ public final class Negotiator {
     private long lastJoinResponse = -1;
 
     public Negotiator(int size, long generation, long fusionThreshold) {
+        this(size, generation, SetScope.GLOBAL, fusionThreshold);
+    }
+
+    /** @param scope the process set negotiated here; {@code size} is its number of ranks */
+    public Negotiator(int size, long generation, SetScope scope, long fusionThreshold) {
         this.size = size;
         this.generation = generation;
+        this.scope = scope;
         this.fusionThreshold = fusionThreshold;
         this.joined = new boolean[size];
     }
@@ -98,7 +107,7 @@ public final class Negotiator {
         }
         if (joinedCount == size) {
             lastJoinResponse = nextSequence;
-            out.add(new JoinResponse(generation, nextSequence++, lastJoined));
+            out.add(new JoinResponse(generation, scope.id(), nextSequence++, lastJoined));
             java.util.Arrays.fill(joined, false);
             joinedCount = 0;
         }
@@ -166,7 +175,7 @@ public final class Negotiator {
             entries.add(new ResponseEntry(spec.name, cacheable, spec, perRank(spec.type, p.specs)));
             answeredIn.put(spec.name, nextSequence);
         }
-        return new OpResponse(generation, nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "");
+        return new OpResponse(generation, scope.id(), nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "");
     }
 
 
@@ -176,7 +185,9 @@ public final class Negotiator {
             entries.add(new ResponseEntry(n, false, null, new long[0]));
             answeredIn.put(n, nextSequence);
         }
-        return new OpResponse(generation, nextSequence++, type, entries, kind, message);
+        String scoped = scope.global() ? message
+                : message + " (in " + scope.describe() + "; the ranks named are the set's)";
+        return new OpResponse(generation, scope.id(), nextSequence++, type, entries, kind, scoped);
     }
 
     /** Rows per rank for allgather, the splits matrix for alltoall, nothing otherwise. */

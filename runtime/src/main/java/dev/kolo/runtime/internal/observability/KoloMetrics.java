@@ -185,6 +185,11 @@ public final class KoloMetrics implements AutoCloseable {
         return timer;
     }
 
+    /** @return the meters of process set {@code set}'s ops, registered as its ops first run */
+    ProcessSetMeters processSetMeters(String set) {
+        return new ProcessSetMeters(registry, set, enabled);
+    }
+
     /** Time a program thread spent blocked waiting for one of its collectives (recorded when enabled or not). */
     public void waited(long nanos) {
         waitedNanos.add(nanos);

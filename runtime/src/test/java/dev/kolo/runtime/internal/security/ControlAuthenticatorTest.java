@@ -29,7 +29,7 @@ class ControlAuthenticatorTest {
     private final ControlAuthenticator bob = new ControlAuthenticator(KEY, "bob", id -> id);
     private final AuthenticatingCodec aliceCodec = new AuthenticatingCodec(alice, rejections);
     private final AuthenticatingCodec bobCodec = new AuthenticatingCodec(bob, rejections);
-    private final ControlMessage release = new JoinResponse(3, 17, 1);
+    private final ControlMessage release = new JoinResponse(3, 0, 17, 1);
 
     private Buffer send(AuthenticatingCodec from, String to, ControlMessage m) {
         Buffer wire = Buffer.buffer().appendString("vertx-header");
@@ -43,7 +43,7 @@ class ControlAuthenticatorTest {
 
     @Test
     void authenticMessagesOpenOnceAtTheirReceiver() {
-        OpResponse response = new OpResponse(3, 0, OpType.ALLREDUCE, List.of(), ControlMessage.ErrorKind.NONE, "");
+        OpResponse response = new OpResponse(3, 0, 0, OpType.ALLREDUCE, List.of(), ControlMessage.ErrorKind.NONE, "");
         for (ControlMessage m : List.of(release, response)) {
             Buffer wire = send(aliceCodec, "bob", m);
             assertEquals(m, bobCodec.decodeFromWire(12, wire));
@@ -85,10 +85,10 @@ class ControlAuthenticatorTest {
     void countersMayArriveSlightlyOutOfOrderButNeverTwice() {
         Buffer[] wires = new Buffer[5];
         for (int i = 0; i < wires.length; i++) {
-            wires[i] = send(aliceCodec, "bob", new JoinResponse(1, i, 0));
+            wires[i] = send(aliceCodec, "bob", new JoinResponse(1, 0, i, 0));
         }
         for (int i : new int[] {1, 0, 4, 2, 3}) {
-            assertEquals(new JoinResponse(1, i, 0), bobCodec.decodeFromWire(12, wires[i]));
+            assertEquals(new JoinResponse(1, 0, i, 0), bobCodec.decodeFromWire(12, wires[i]));
         }
         for (Buffer w : wires) {
             assertEquals("replay", reason(bobCodec.decodeFromWire(12, w)));

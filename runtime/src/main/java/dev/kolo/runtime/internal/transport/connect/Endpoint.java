@@ -87,6 +87,21 @@ public final class Endpoint implements AutoCloseable {
      * @throws KoloException if a neighbour refuses the connection (wrong job, generation or rank)
      */
     public PeerLinks connect(long generation, int rank, List<PeerAddress> peers) {
+        return connect(generation, 0, rank, peers);
+    }
+
+    /**
+     * Connects the links of one channel of a generation: {@code channel} 0 is the generation's own ring (as
+     * {@link #connect(long, int, List)}), any other a process set's, whose connections are its own so that its
+     * ops never meet another set's frames on a socket.
+     *
+     * @param rank this worker's rank in the channel
+     * @param peers the channel's ranks' data addresses, indexed by their rank in it
+     */
+    public PeerLinks connect(long generation, int channel, int rank, List<PeerAddress> peers) {
+        if (channel < 0 || channel > Handshake.MAX_CHANNEL) {
+            throw new IllegalArgumentException("channel " + channel + " is outside 0.." + Handshake.MAX_CHANNEL);
+        }
         List<PeerAddress> ps = List.copyOf(peers);
         int size = ps.size();
         if (size == 0 || rank < 0 || rank >= size) {
@@ -104,7 +119,7 @@ public final class Endpoint implements AutoCloseable {
         if (size > 1) {
             int r = (rank + 1) % size;
             int l = (rank - 1 + size) % size;
-            Greeter g = new Greeter(job, generation, rank, ps, pending, options, auth);
+            Greeter g = new Greeter(job, generation, channel, rank, ps, pending, options, auth);
             Wire toRight = null;
             Wire fromLeft = null;
             try {
@@ -132,7 +147,7 @@ public final class Endpoint implements AutoCloseable {
                 throw new KoloException("cannot set up the data connections: " + e.getMessage(), e);
             }
         }
-        PeerLinks links = new PeerLinks(this, ps, transport, left, right);
+        PeerLinks links = new PeerLinks(this, channel, ps, transport, left, right);
         try {
             links.openMesh(job, options);
         } catch (RuntimeException e) {

@@ -27,6 +27,7 @@ import javax.net.ssl.SSLException;
 public final class Greeter {
     private final String job;
     private final long generation;
+    private final int channel;
     private final int rank;
     private final int size;
     private final List<PeerAddress> peers;
@@ -38,8 +39,9 @@ public final class Greeter {
     private final SSLContext tls;
 
     /** @param auth the job's handshake authentication, or null when the job has no secret */
-    Greeter(String job, long generation, int rank, List<PeerAddress> peers, PendingConnections pending,
+    Greeter(String job, long generation, int channel, int rank, List<PeerAddress> peers, PendingConnections pending,
             TransportOptions options, HandshakeAuth auth) {
+        this.channel = channel;
         this.auth = auth;
         this.tls = options.tls();
         this.job = job;
@@ -73,7 +75,7 @@ public final class Greeter {
                     wire = Wire.plain(ch);
                 }
                 byte[] nonce = auth == null ? null : auth.nonce();
-                ByteBuffer hello = Handshake.encodeHello(new Handshake.Hello(kind, generation, rank, peer, size, job),
+                ByteBuffer hello = Handshake.encodeHello(new Handshake.Hello(kind, generation, channel, rank, peer, size, job),
                         nonce);
                 byte[] helloBytes = java.util.Arrays.copyOf(hello.array(), hello.limit());
                 Io.writeFully(wire, hello, deadlineNanos);
@@ -130,7 +132,7 @@ public final class Greeter {
         while (true) {
             PendingConnections.Parked p;
             try {
-                p = pending.claim(generation, kind, peer, deadlineNanos);
+                p = pending.claim(generation, channel, kind, peer, deadlineNanos);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new WorkerLostException("interrupted while waiting for rank " + peer + " to connect", peer,

@@ -6,8 +6,8 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The first bytes on every data connection. The connecting side sends a hello naming job, generation and
- * both ranks; the accepting side answers with an ack (accepted, or rejected with a reason) only once the
+ * The first bytes on every data connection. The connecting side sends a hello naming job, generation, channel
+ * (0 for the generation's own links, a process set's id for that set's) and both ranks (in that channel); the accepting side answers with an ack (accepted, or rejected with a reason) only once the
  * ring of that generation has claimed the connection and checked the ranks, so each side has checked the
  * other before any data flows.
  *
@@ -17,12 +17,14 @@ import java.nio.charset.StandardCharsets;
  */
 public final class Handshake {
     static final int MAGIC = 0x4B4F4C4F; // "KOLO"
-    static final short VERSION = 1;
+    static final short VERSION = 2;
     /** Connection between ring neighbours, sender = left neighbour of receiver. */
     static final byte KIND_RING = 1;
     /** Connection between two non-neighbours, opened on demand for alltoall; the lower rank connects. */
     static final byte KIND_DIRECT = 2;
-    static final int HELLO_FIXED_BYTES = 30;
+    static final int HELLO_FIXED_BYTES = 32;
+    /** Most channels (process sets) a generation has besides its own links: the id is written as two bytes. */
+    static final int MAX_CHANNEL = 65535;
     static final int ACK_FIXED_BYTES = 22;
     static final int MAX_TEXT_BYTES = 1024;
     static final short ACCEPTED = 0;
@@ -39,10 +41,10 @@ public final class Handshake {
     }
 
     /** A decoded hello. */
-    record Hello(byte kind, long generation, int senderRank, int receiverRank, int size, String job) {
+    record Hello(byte kind, long generation, int channel, int senderRank, int receiverRank, int size, String job) {
         String describe() {
             return (kind == KIND_RING ? "ring" : "direct") + " connection of job '" + job + "' generation "
-                    + generation + " from rank " + senderRank + " to rank " + receiverRank + " (size " + size + ")";
+                    + generation + (channel == 0 ? "" : " process set " + channel) + " from rank " + senderRank + " to rank " + receiverRank + " (size " + size + ")";
         }
     }
 
@@ -63,7 +65,7 @@ public final class Handshake {
         ByteBuffer b = ByteBuffer.allocate(HELLO_FIXED_BYTES + job.length + (nonce == null ? 0 : nonce.length));
         b.putInt(MAGIC).putShort(VERSION).put(h.kind()).put(nonce == null ? 0 : FLAG_AUTHENTICATED)
                 .putLong(h.generation()).putInt(h.senderRank()).putInt(h.receiverRank()).putInt(h.size())
-                .putShort((short) job.length).put(job);
+                .putShort((short) h.channel()).putShort((short) job.length).put(job);
         if (nonce != null) {
             b.put(nonce);
         }
@@ -89,7 +91,7 @@ public final class Handshake {
      * @throws IllegalArgumentException on a wrong magic, version or length
      */
     static int helloTextLength(ByteBuffer fixed) {
-        return textLength(fixed, 28, "hello field job length");
+        return textLength(fixed, 30, "hello field job length");
     }
 
     /** The length of the text after a fixed part, at {@code at}, once magic and version are checked. */
@@ -116,6 +118,7 @@ public final class Handshake {
         int sender = fixed.getInt(16);
         int receiver = fixed.getInt(20);
         int size = fixed.getInt(24);
+        int channel = fixed.getShort(28) & 0xFFFF;
         if (generation < 0) {
             throw new IllegalArgumentException("hello field generation = " + generation + " is negative");
         }
@@ -126,7 +129,7 @@ public final class Handshake {
             throw new IllegalArgumentException("hello fields senderRank = " + sender + ", receiverRank = " + receiver
                     + " are not two ranks of a ring of " + size);
         }
-        return new Hello(kind, generation, sender, receiver, size, utf8(text, "job"));
+        return new Hello(kind, generation, channel, sender, receiver, size, utf8(text, "job"));
     }
 
     static ByteBuffer encodeAck(short status, long generation, int rank, String reason) {

@@ -22,6 +22,8 @@ public final class PeerLinks {
     private static final Logger LOG = LoggerFactory.getLogger(PeerLinks.class);
 
     private final Endpoint endpoint;
+    /** 0 for the generation's own links, else the process set whose links these are. */
+    private final int channel;
     private final List<PeerAddress> peers;
     private final Transport transport;
     private final Link left;
@@ -29,8 +31,9 @@ public final class PeerLinks {
     private final Link[] sendLinks;
     private final Link[] recvLinks;
 
-    PeerLinks(Endpoint endpoint, List<PeerAddress> peers, Transport transport, Link left, Link right) {
+    PeerLinks(Endpoint endpoint, int channel, List<PeerAddress> peers, Transport transport, Link left, Link right) {
         this.endpoint = endpoint;
+        this.channel = channel;
         this.peers = peers;
         this.transport = transport;
         this.left = left;
@@ -90,7 +93,7 @@ public final class PeerLinks {
     void openMesh(String job, TransportOptions options) {
         int rank = transport.rank;
         int size = transport.size;
-        Greeter g = new Greeter(job, transport.generation, rank, peers, endpoint.pending(), options, endpoint.auth());
+        Greeter g = new Greeter(job, transport.generation, channel, rank, peers, endpoint.pending(), options, endpoint.auth());
         Wire[] connected = new Wire[size];
         try {
             for (int j = rank + 1; j < size; j++) {

@@ -11,7 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Connections accepted and greeted but not yet claimed by a ring, keyed by (generation, kind, sender).
+ * Connections accepted and greeted but not yet claimed by a ring, keyed by (generation, channel, kind, sender).
  * A connection for a future generation waits here until that generation's ring opens, so it is never
  * confused with the current one; connections of generations older than the newest opened are refused.
  */
@@ -22,7 +22,7 @@ public final class PendingConnections {
     record Parked(Handshake.Hello hello, Wire channel) {
     }
 
-    private record Key(long generation, byte kind, int sender) {
+    private record Key(long generation, int channel, byte kind, int sender) {
     }
 
     /**
@@ -44,7 +44,7 @@ public final class PendingConnections {
         if (h.generation() < minGeneration) {
             return "generation " + h.generation() + " is stale: this worker is at generation " + minGeneration;
         }
-        Key key = new Key(h.generation(), h.kind(), h.senderRank());
+        Key key = new Key(h.generation(), h.channel(), h.kind(), h.senderRank());
         if (parked.size() >= MAX_PARKED && !parked.containsKey(key)) {
             return MAX_PARKED + " connections already wait to be claimed by a ring";
         }
@@ -75,9 +75,9 @@ public final class PendingConnections {
     }
 
     /** @return the parked connection, or null when the deadline passes first */
-    synchronized Parked claim(long generation, byte kind, int sender, long deadlineNanos)
+    synchronized Parked claim(long generation, int channel, byte kind, int sender, long deadlineNanos)
             throws InterruptedException {
-        Key key = new Key(generation, kind, sender);
+        Key key = new Key(generation, channel, kind, sender);
         while (!closed) {
             Parked p = parked.remove(key);
             if (p != null) {

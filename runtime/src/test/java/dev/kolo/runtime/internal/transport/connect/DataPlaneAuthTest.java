@@ -92,7 +92,7 @@ class DataPlaneAuthTest {
     }
 
     private static Handshake.Hello ringHello(String job, long generation) {
-        return new Handshake.Hello(Handshake.KIND_RING, generation, 1, 0, 2, job);
+        return new Handshake.Hello(Handshake.KIND_RING, generation, 0, 1, 0, 2, job);
     }
 
     /** Forms the ring of {@code generation} on every rank and checks one allreduce: the real ring is unaffected. */

@@ -49,7 +49,7 @@ class HandshakeTest {
     @Test
     void wrongJobIsRefusedWithAReason() throws Exception {
         try (TestRings c = TestRings.planes(1, "job-a", TransportOptions.defaults())) {
-            Handshake.Ack ack = greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 1, 1, 0, 2, "job-b"), null);
+            Handshake.Ack ack = greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 1, 0, 1, 0, 2, "job-b"), null);
             assertNotNull(ack);
             assertEquals(Handshake.REJECTED, ack.status());
             assertTrue(ack.reason().contains("job-b") && ack.reason().contains("job-a"), ack.reason());
@@ -60,7 +60,7 @@ class HandshakeTest {
     void staleGenerationIsRefused() throws Exception {
         try (TestRings c = TestRings.planes(1, "job", TransportOptions.defaults())) {
             TestRings.open(c.planes.get(0), 5, 0, c.peers).close(); // this worker is at generation 5 now
-            Handshake.Ack ack = greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 3, 1, 0, 2, "job"), null);
+            Handshake.Ack ack = greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 3, 0, 1, 0, 2, "job"), null);
             assertNotNull(ack);
             assertEquals(Handshake.REJECTED, ack.status());
             assertTrue(ack.reason().contains("stale"), ack.reason());
@@ -93,13 +93,13 @@ class HandshakeTest {
         try (TestRings c = TestRings.planes(1, "job", TransportOptions.defaults())) {
             Endpoint plane = c.planes.get(0);
             SocketChannel[] keep = new SocketChannel[1];
-            greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 8, 1, 0, 2, "job"), keep);
+            greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 8, 0, 1, 0, 2, "job"), keep);
             try {
                 TestRings.open(plane, 7, 0, c.peers).close();
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-                assertNull(plane.pending().claim(7, Handshake.KIND_RING, 1, System.nanoTime()),
+                assertNull(plane.pending().claim(7, 0, Handshake.KIND_RING, 1, System.nanoTime()),
                         "generation 8's connection must not serve generation 7");
-                PendingConnections.Parked p = plane.pending().claim(8, Handshake.KIND_RING, 1, deadline);
+                PendingConnections.Parked p = plane.pending().claim(8, 0, Handshake.KIND_RING, 1, deadline);
                 assertNotNull(p, "parked for generation 8");
                 assertEquals(8, p.hello().generation());
                 p.channel().close();
@@ -115,7 +115,7 @@ class HandshakeTest {
             // An impostor claims to be rank 1 of generation 2 but addresses rank 2 of a ring of 3. (A hello whose
             // ranks do not fit its own ring size is refused by the acceptor already: MalformedPeerTest.)
             SocketChannel[] keep = new SocketChannel[1];
-            greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 2, 1, 2, 3, "job"), keep);
+            greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 2, 0, 1, 2, 3, "job"), keep);
             Thread.sleep(100); // let the acceptor park it first
             Future<Ring> r0 = java.util.concurrent.Executors.newSingleThreadExecutor()
                     .submit(() -> TestRings.open(c.planes.get(0), 2, 0, c.peers));

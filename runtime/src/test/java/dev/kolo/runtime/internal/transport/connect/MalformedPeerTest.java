@@ -64,7 +64,7 @@ class MalformedPeerTest {
         fromRank0.write(Handshake.encodeAck(Handshake.ACCEPTED, GENERATION, 1, ""));
         // We connect to rank 0 as its left neighbour and wait for its ack.
         toRank0 = SocketChannel.open(new InetSocketAddress("127.0.0.1", plane.port()));
-        toRank0.write(Handshake.encodeHello(new Handshake.Hello(Handshake.KIND_RING, GENERATION, 1, 0, 2, JOB)));
+        toRank0.write(Handshake.encodeHello(new Handshake.Hello(Handshake.KIND_RING, GENERATION, 0, 1, 0, 2, JOB)));
         ByteBuffer ack = readFully(toRank0, Handshake.ACK_FIXED_BYTES);
         readFully(toRank0, Handshake.ackTextLength(ack));
         assertEquals(Handshake.ACCEPTED, ack.getShort(6));
@@ -161,7 +161,7 @@ class MalformedPeerTest {
             ByteBuffer fixed = readFully(out, Handshake.HELLO_FIXED_BYTES);
             readFully(out, Handshake.helloTextLength(fixed));
             out.write(Handshake.encodeAck(Handshake.ACCEPTED, 2, 1, ""));
-            in.write(Handshake.encodeHello(new Handshake.Hello(Handshake.KIND_RING, 2, 1, 0, 2, JOB)));
+            in.write(Handshake.encodeHello(new Handshake.Hello(Handshake.KIND_RING, 2, 0, 1, 0, 2, JOB)));
             ByteBuffer ack = readFully(in, Handshake.ACK_FIXED_BYTES);
             readFully(in, Handshake.ackTextLength(ack));
             assertEquals(Handshake.ACCEPTED, ack.getShort(6), "the acceptor answered generation 2's hello");
