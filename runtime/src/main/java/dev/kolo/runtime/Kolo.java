@@ -86,6 +86,11 @@ public final class Kolo extends Collectives implements AutoCloseable {
         Preflight.checkSecurity(config);
     }
 
+    /** For tests: the tuned values this rank took ({@code KOLO_AUTOTUNE}), each with the round it took them at. */
+    java.util.List<String> autotuneHistory() {
+        return client().tuningHistory();
+    }
+
     /** For tests: the size of this rank's mirror of the coordinator's response cache. */
     int cachedSpecs() {
         return client().cachedSpecs();

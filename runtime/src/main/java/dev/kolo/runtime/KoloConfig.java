@@ -257,6 +257,16 @@ public final class KoloConfig {
         return get(Settings.CYCLE_TIME);
     }
 
+    /** @return whether rank 0 tunes the fusion threshold, eager size and cycle time during the first steps */
+    public boolean autotune() {
+        return get(Settings.AUTOTUNE);
+    }
+
+    /** @return where rank 0 writes the autotuner's samples as CSV, or null for nowhere */
+    public String autotuneLog() {
+        return get(Settings.AUTOTUNE_LOG);
+    }
+
     /**
      * @return how many tensor specs each generation's cache holds (the ranks agree on a cached tensor among
      *         themselves, without the coordinator); 0 disables the cache
@@ -429,6 +439,10 @@ public final class KoloConfig {
         public Builder fusionThreshold(long v) { return set(Settings.FUSION_THRESHOLD, v); }
         /** Batching window of the coordinator ({@code KOLO_CYCLE_TIME}, milliseconds). */
         public Builder cycleTime(Duration v) { return set(Settings.CYCLE_TIME, v); }
+        /** Tune fusion threshold, eager size and cycle time during the first steps ({@code KOLO_AUTOTUNE}). */
+        public Builder autotune(boolean v) { return set(Settings.AUTOTUNE, v); }
+        /** CSV file of the autotuner's samples, on rank 0 ({@code KOLO_AUTOTUNE_LOG}). */
+        public Builder autotuneLog(String v) { return set(Settings.AUTOTUNE_LOG, v); }
         /** Tensor specs each generation caches, 0 disables ({@code KOLO_CACHE_CAPACITY}). */
         public Builder cacheCapacity(int v) { return set(Settings.CACHE_CAPACITY, v); }
         /** Largest recursive-doubling allreduce ({@code KOLO_RECURSIVE_DOUBLING_MAX_BYTES}). */

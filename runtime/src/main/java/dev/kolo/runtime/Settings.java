@@ -110,6 +110,16 @@ public final class Settings {
             .shownAs(v -> v.toNanos() / 1e6 + " ms")
             .describe("how long the coordinator batches ready tensors while others are half-submitted");
 
+    public static final Setting<Boolean> AUTOTUNE = Setting.named("KOLO_AUTOTUNE", Settings::bool)
+            .flag("--autotune").byDefault(false, "false").accepts("true or false", v -> true)
+            .describe("tune the fusion threshold, the eager size of cached steps and the cycle time during the job's "
+                    + "first steps (rank 0 tries settings and scores each by the bytes per second of the real steps; "
+                    + "every rank switches at the same agreement round), then keep the best");
+
+    public static final Setting<String> AUTOTUNE_LOG = text("KOLO_AUTOTUNE_LOG", "--autotune-log", "a file path")
+            .describe("with `KOLO_AUTOTUNE`, write one CSV row per sample to this file on rank 0: the values tried, "
+                    + "the bytes and seconds measured and the score");
+
     public static final Setting<Integer> CACHE_CAPACITY = Setting.named("KOLO_CACHE_CAPACITY", Integer::valueOf)
             .flag("--cache-capacity").byDefault(KoloConfig.DEFAULT_CACHE_CAPACITY,
                     String.valueOf(KoloConfig.DEFAULT_CACHE_CAPACITY))

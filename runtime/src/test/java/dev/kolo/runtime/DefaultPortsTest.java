@@ -38,6 +38,18 @@ class DefaultPortsTest {
                         HttpResponse.BodyHandlers.ofString());
                 assertEquals(200, r.statusCode());
             }
+            // A process set with nothing but the defaults: its ops run, and the default metrics port shows them.
+            List<Kolo> ranks = j.byRank();
+            List<Tensor> sums = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
+                try (ProcessSet both = k.processSet(1, 0)) {
+                    return both.allreduce("w", Tensor.of(new float[] {r + 1}, 1), ReduceOp.SUM);
+                }
+            });
+            sums.forEach(t -> assertEquals(3f, t.toFloatArray()[0]));
+            String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ranks.get(0)
+                    .metricsPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(metrics.lines().anyMatch(l -> l.startsWith("kolo_process_set_latency_seconds_count{")
+                    && l.contains("process_set=\"1\"")), "the set's latency is served");
         }
     }
 

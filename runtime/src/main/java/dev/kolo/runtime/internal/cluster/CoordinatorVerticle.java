@@ -54,9 +54,16 @@ final class CoordinatorVerticle extends VerticleBase {
     private final Map<Integer, SetNegotiation> sets = new LinkedHashMap<>();
 
     private final Observability observability;
+    private final java.util.function.LongSupplier cycleNanos;
 
-    CoordinatorVerticle(ClusterNode node, long lastGeneration, Assignment current, Observability observability) {
+    /**
+     * @param cycleNanos the cycle time in force ({@code KOLO_CYCLE_TIME}, or as rank 0's autotuner set it when this
+     *        worker is rank 0)
+     */
+    CoordinatorVerticle(ClusterNode node, long lastGeneration, Assignment current, Observability observability,
+                        java.util.function.LongSupplier cycleNanos) {
         this.node = node;
+        this.cycleNanos = cycleNanos;
         this.observability = observability;
         this.config = node.config();
         this.lastGeneration = lastGeneration;
@@ -226,10 +233,11 @@ final class CoordinatorVerticle extends VerticleBase {
      * else waits up to the cycle time so that a burst of tensors (a backward pass) fuses into few responses.
      */
     private void maybeFlush(SetNegotiation set) {
-        if (set.negotiator.pendingCount() == 0 || config.cycleTime().isZero()) {
+        long cycle = cycleNanos.getAsLong();
+        if (set.negotiator.pendingCount() == 0 || cycle == 0) {
             flush(set);
         } else if (set.flushTimer < 0) {
-            long delay = Math.max(1, config.cycleTime().toMillis());
+            long delay = Math.max(1, cycle / 1_000_000);
             set.flushTimer = vertx.setTimer(delay, id -> {
                 set.flushTimer = -1;
                 flush(set);

@@ -292,7 +292,8 @@ public final class WorkerVerticle extends VerticleBase {
         }
         coordinatorDeployed = true;
         long lastGeneration = assignment == null ? 0 : assignment.generation();
-        coordinatorDeployment = vertx.deployVerticle(new CoordinatorVerticle(node, lastGeneration, assignment, observability))
+        coordinatorDeployment = vertx.deployVerticle(new CoordinatorVerticle(node, lastGeneration, assignment, observability,
+                collectives::cycleTimeNanos))
                 .onFailure(e -> LOG.error("cannot start the coordinator role", e));
     }
 

@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.engine;
 
+import dev.kolo.runtime.internal.autotune.TunedValues;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.OpSpec;
@@ -31,6 +32,9 @@ final class AgreementRound {
     private final KoloMetrics metrics;
     private final Reducer reducer;
     private final RoundRule rule;
+    private final Tuning tuning;
+    /** Rounds of this generation so far: the same count on every rank, since every rank takes part in each. */
+    long rounds;
 
     // Scratch, reused.
     private long[] agreedBits = new long[1];
@@ -67,7 +71,8 @@ final class AgreementRound {
         this.waiting = waiting;
         this.metrics = metrics;
         this.reducer = reducer;
-        this.rule = new RoundRule(cache, reducer, size);
+        this.tuning = generation.tuning;
+        this.rule = new RoundRule(cache, reducer, size, tuning);
     }
 
     /**
@@ -78,12 +83,16 @@ final class AgreementRound {
     int write(DataPlane dp, boolean joined, long received) {
         dataPlane = dp;
         words = RoundMessage.words(cache.idLimit());
-        max = RoundMessage.maxBytes(words, size);
+        max = RoundMessage.maxBytes(words, size, tuning.values().eagerOpBytes());
         ensureWords(words);
         rule.startRound(words);
         ByteBuffer out = dp.roundOutbox(max);
         out.putInt(RoundMessage.FLAGS, joined ? RoundMessage.FLAG_JOINED : 0).putInt(RoundMessage.WORDS, words)
                 .putLong(RoundMessage.RECEIVED, received);
+        TunedValues sent = tuning.valuesToSend();
+        out.putInt(RoundMessage.TUNE_VERSION, tuning.versionToSend()).putInt(RoundMessage.TUNE_FUSION,
+                sent.fusionThreshold()).putInt(RoundMessage.TUNE_EAGER, sent.eagerOpBytes())
+                .putInt(RoundMessage.TUNE_CYCLE, sent.cycleMicros());
         for (int w = 0; w < RoundMessage.holderWords(size); w++) {
             out.putLong(RoundMessage.HOLDERS + 8 * w, w == rank >>> 6 ? 1L << rank : 0L);
         }
@@ -121,6 +130,13 @@ final class AgreementRound {
             return -1;
         }
         someJoined = (in.getInt(RoundMessage.FLAGS) & RoundMessage.FLAG_JOINED) != 0;
+        rounds++;
+        TunedValues tuned = tunedValues(in);
+        if (tuned == null) {
+            generation.protocolError("the round's combined message carries negative tuned values");
+            return -1;
+        }
+        tuning.roundEnded(in.getInt(RoundMessage.TUNE_VERSION), tuned, rounds, agreedAt);
         minReceived = Math.min(received, in.getLong(RoundMessage.RECEIVED));
         lacking = null;
         if (minReceived <= executed && received > executed) {
@@ -240,7 +256,8 @@ final class AgreementRound {
 
     /** The ready small allreduces whose data this rank sends, in id order while the budget lasts: {@link #eagerBits}. */
     private void chooseEager() {
-        int budget = RoundMessage.eagerBytes(size);
+        int eagerOpBytes = tuning.values().eagerOpBytes();
+        int budget = RoundMessage.eagerBytes(eagerOpBytes);
         for (int w = 0; w < words; w++) {
             long bits = agreedBits[w];
             long chosen = 0;
@@ -249,7 +266,7 @@ final class AgreementRound {
                 bits &= bits - 1;
                 OpSpec spec = cache.spec((w << 6) + bit);
                 int bytes = (int) spec.byteSize();
-                if (RoundMessage.eager(spec, size) && bytes <= budget) {
+                if (RoundMessage.eager(spec, eagerOpBytes) && bytes <= budget) {
                     chosen |= 1L << bit;
                     budget -= bytes;
                 }
@@ -331,5 +348,13 @@ final class AgreementRound {
             invalidBits = new long[words];
             eagerBits = new long[words];
         }
+    }
+
+    /** @return the tuned values of a combined message, or null when they are not values (a faulty peer) */
+    private static TunedValues tunedValues(ByteBuffer in) {
+        int fusion = in.getInt(RoundMessage.TUNE_FUSION);
+        int eager = in.getInt(RoundMessage.TUNE_EAGER);
+        int cycle = in.getInt(RoundMessage.TUNE_CYCLE);
+        return fusion < 0 || eager < 0 || cycle < 0 ? null : new TunedValues(fusion, eager, cycle);
     }
 }

@@ -30,7 +30,7 @@ final class BatchExecutor {
     private final int size;
     private final RankGeneration.Completion completion;
     private final Observability observability;
-    private final long fusionThreshold;
+    private final Tuning tuning;
     private final CollectiveOps ops;
     private final EagerReduction eager;
     // Reused for every round's batches (under the engine lock), and emptied after each: nothing allocated for them.
@@ -44,12 +44,12 @@ final class BatchExecutor {
     private static final long[] NO_COUNTS = new long[0];
 
     BatchExecutor(RankGeneration generation, RankGeneration.Completion completion, Observability observability,
-                  long fusionThreshold, CollectiveOps ops, EagerReduction eager) {
+                  Tuning tuning, CollectiveOps ops, EagerReduction eager) {
         this.generation = generation;
         this.size = generation.size;
         this.completion = completion;
         this.observability = observability;
-        this.fusionThreshold = fusionThreshold;
+        this.tuning = tuning;
         this.ops = ops;
         this.eager = eager;
     }
@@ -69,7 +69,7 @@ final class BatchExecutor {
             for (int i = 0; i < agreed.size(); i++) {
                 agreedSpecs.add(agreed.get(i).spec);
             }
-            int batches = plan.plan(agreedSpecs, fusionThreshold);
+            int batches = plan.plan(agreedSpecs, tuning.values().fusionThreshold());
             for (int b = 0; b < batches; b++) {
                 clearBatch();
                 for (int k = plan.start(b); k < plan.end(b); k++) {
@@ -172,6 +172,7 @@ final class BatchExecutor {
             metrics.negotiated(agreedAt - op.submitNanos);
             metrics.collective(type, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
             observability.processSetOp(type, now - op.submitNanos, op.spec.byteSize());
+            tuning.completed(op.spec.byteSize());
             if (timeline.enabled()) {
                 String name = op.spec.name;
                 timeline.span(name, "NEGOTIATE_" + type.name(), op.submitNanos, agreedAt);
@@ -199,6 +200,7 @@ final class BatchExecutor {
         metrics.negotiated(agreedAt - op.submitNanos);
         metrics.collective(OpType.ALLREDUCE, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
         observability.processSetOp(OpType.ALLREDUCE, now - op.submitNanos, op.spec.byteSize());
+        tuning.completed(op.spec.byteSize());
         Timeline timeline = observability.timeline();
         if (timeline.enabled()) {
             timeline.span(op.spec.name, "ROUND_ALLREDUCE", op.submitNanos, agreedAt);

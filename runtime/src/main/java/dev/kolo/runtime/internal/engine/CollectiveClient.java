@@ -1,8 +1,11 @@
 package dev.kolo.runtime.internal.engine;
 
+import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
+import dev.kolo.runtime.internal.autotune.Autotuner;
+import dev.kolo.runtime.internal.autotune.TunedValues;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.ControlMessage;
@@ -46,6 +49,12 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     private final DataPlaneFactory dataPlanes;
     private final Reducer reducer;
     private final String threadName;
+    /** The coordinator's cycle time as tuned (the worker's client only: the coordinator of this worker reads it). */
+    private final java.util.concurrent.atomic.AtomicLong cycleNanos = new java.util.concurrent.atomic.AtomicLong();
+    /** Rank 0's tuner with {@code KOLO_AUTOTUNE}, made the first time this worker is rank 0; kept across generations. */
+    private Autotuner tuner;
+    /** The tuned values each generation took, and at which round (for tests and logs). */
+    private final List<String> tuningHistory = new ArrayList<>();
     /** The process sets of the current generation this rank is a member of, by id (the worker's client only). */
     private final ConcurrentHashMap<Integer, CollectiveClient> sets = new ConcurrentHashMap<>();
     /**
@@ -71,6 +80,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         this.dataPlanes = dataPlanes;
         this.reducer = reducer;
         this.threadName = threadName;
+        this.cycleNanos.set(node.config().cycleTime().toNanos());
         this.engine = new Engine(dataPlanes, reducer, this);
         this.driver = new EngineDriver(engine, this);
         this.collective = new CollectiveThread(engine, driver, this, threadName);
@@ -239,13 +249,43 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     /** A new generation was agreed: its data plane opens on the collective thread; the last one's sets end. */
     public void onAssignment(Assignment a, WorkerInfo self) {
         RankGeneration previous = engine.current;
-        engine.current = new RankGeneration(a, scope, self, node, observability, this);
+        engine.current = new RankGeneration(a, scope, self, node, observability, this, tuning(a, self));
         driver.wake();
         if (previous != null) {
             endSets(new KoloException("generation " + previous.generation + " ended (the job regrouped into generation "
                     + a.generation() + "), and its process sets with it: create them again with processSet(...) on "
                     + "every rank of the new generation"));
         }
+    }
+
+    /**
+     * The tuned knobs of a new generation: the job's settings on every rank, and on rank 0 of a job with
+     * {@code KOLO_AUTOTUNE} the tuner, which proposes its next values in the first round (a process set runs with
+     * the settings).
+     */
+    private Tuning tuning(Assignment a, WorkerInfo self) {
+        KoloConfig config = node.config();
+        int size = a.workers().size();
+        TunedValues settings = new TunedValues((int) config.fusionThreshold(), RoundMessage.eagerOpBytes(size),
+                (int) (config.cycleTime().toNanos() / 1000));
+        if (!scope.global()) {
+            return new Tuning(settings, null, null, null);
+        }
+        if (tuner == null && config.autotune() && self.rank() == 0 && size > 1) {
+            String log = config.autotuneLog();
+            tuner = new Autotuner(settings, log == null || log.isBlank() ? null : java.nio.file.Path.of(log));
+        }
+        return new Tuning(settings, self.rank() == 0 ? tuner : null, cycleNanos, tuningHistory);
+    }
+
+    /** @return the coordinator's cycle time in force (tuned, or the setting) */
+    public long cycleTimeNanos() {
+        return cycleNanos.get();
+    }
+
+    /** @return the tuned values each generation took on this rank, and at which agreement round (for tests) */
+    public List<String> tuningHistory() {
+        return Tuning.copy(tuningHistory);
     }
 
     /**
@@ -433,6 +473,9 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     /** Stops this client: pending ops fail with {@code cause}, the thread ends, the data plane closes. */
     private void close(KoloException cause) {
         endSets(cause);
+        if (tuner != null) {
+            tuner.close();
+        }
         abort(cause);
         collective.close();
         driver.wake();

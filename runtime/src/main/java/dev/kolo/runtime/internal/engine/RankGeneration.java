@@ -73,7 +73,8 @@ final class RankGeneration {
     private final Observability observability;
     private final Completion completion;
     private final TensorCache cache;
-    private final long fusionThreshold;
+    /** The tuned knobs in force (the job's settings unless {@code KOLO_AUTOTUNE} changed them). */
+    final Tuning tuning;
     private final long demoteAfterNanos;
     /**
      * Longest a coordinator response may sit on this rank while another rank reports not holding it: the same
@@ -114,7 +115,8 @@ final class RankGeneration {
      * @param self this worker, with its rank in {@code a}
      */
     RankGeneration(Assignment a, SetScope scope, WorkerInfo self, ControlChannel node, Observability observability,
-                   Completion completion) {
+                   Completion completion, Tuning tuning) {
+        this.tuning = tuning;
         this.assignment = a;
         this.scope = scope;
         this.self = self;
@@ -125,7 +127,6 @@ final class RankGeneration {
         this.size = a.workers().size();
         KoloConfig config = node.config();
         this.cache = new TensorCache(config.cacheCapacity());
-        this.fusionThreshold = config.fusionThreshold();
         this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.stallWarning().toNanos() / 10);
         this.responseAgreementNanos = DataPlanes.progressTimeout(config).toNanos();
         this.requests = new CoordinatorRequests(node, a.coordinatorNode(), generation, scope, rank,
@@ -139,7 +140,7 @@ final class RankGeneration {
             dataPlane.abort(abortCause);
         }
         round = new AgreementRound(this, cache, waiting, observability.metrics, reducer);
-        executor = new BatchExecutor(this, completion, observability, fusionThreshold,
+        executor = new BatchExecutor(this, completion, observability, tuning,
                 new CollectiveOps(rank, size, dataPlane), new EagerReduction(reducer, size));
     }
 
@@ -329,6 +330,9 @@ final class RankGeneration {
                     demote(op);
                 }
             }
+        }
+        if (tuning.tuning() && !busy()) {
+            tuning.idle(System.nanoTime()); // a step ended here: the tuner's sample may end with it
         }
     }
 

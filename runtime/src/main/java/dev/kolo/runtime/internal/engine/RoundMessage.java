@@ -14,7 +14,11 @@ import java.nio.ByteBuffer;
  *  0  int      flags (bit 0: a rank of the group has joined)
  *  4  int      words: 64-bit words of each id set (the same on every rank: the caches are identical)
  *  8  long     received: the fewest coordinator responses a rank of the group holds, contiguously from 0
- * 16  long[h]  holders: the ranks of the group holding exactly that many (h = ceil(size / 64) words)
+ * 16  int      tuning version: of the knobs' values that follow (0: the job's settings; the highest wins)
+ * 20  int      fusion threshold, bytes        (the values of that version: see {@link Tuning})
+ * 24  int      eager size, bytes
+ * 28  int      coordinator cycle time, microseconds
+ * 32  long[h]  holders: the ranks of the group holding exactly that many (h = ceil(size / 64) words)
  *  .  set      ready: cache ids every rank of the group has submitted and waits for (AND)
  *  .  set      invalid: cache ids every rank must drop, a name submitted with another spec or waiting too long (OR)
  *  .  set      eager: ready ids whose data follows, already reduced over the group (AND)
@@ -29,7 +33,11 @@ public final class RoundMessage {
     static final int FLAGS = 0;
     static final int WORDS = 4;
     public static final int RECEIVED = 8;
-    public static final int HOLDERS = 16;
+    static final int TUNE_VERSION = 16;
+    static final int TUNE_FUSION = 20;
+    static final int TUNE_EAGER = 24;
+    static final int TUNE_CYCLE = 28;
+    public static final int HOLDERS = 32;
     static final int FLAG_JOINED = 1;
     private static final int DENSE = -1;
     /**
@@ -62,19 +70,19 @@ public final class RoundMessage {
         return HOLDERS + 8 * holderWords(size);
     }
 
-    /** Largest allreduce whose data travels in the rounds of a job of {@code size} ranks. */
+    /** Largest allreduce whose data travels in the rounds of a job of {@code size} ranks, unless tuned. */
     static int eagerOpBytes(int size) {
         return Math.max(MIN_EAGER_OP_BYTES, EAGER_FAN_OUT_BYTES / Math.max(1, size - 1));
     }
 
-    /** Most eager data in one message of a job of {@code size} ranks. */
-    static int eagerBytes(int size) {
-        return EAGER_OPS_PER_MESSAGE * eagerOpBytes(size);
+    /** Most eager data in one message when the largest eager allreduce is {@code eagerOpBytes}. */
+    static int eagerBytes(int eagerOpBytes) {
+        return EAGER_OPS_PER_MESSAGE * eagerOpBytes;
     }
 
     /** @return the longest message: every set dense, the whole eager budget */
-    static int maxBytes(int words, int size) {
-        return setsAt(size) + 3 * denseBytes(words) + eagerBytes(size);
+    static int maxBytes(int words, int size, int eagerOpBytes) {
+        return setsAt(size) + 3 * denseBytes(words) + eagerBytes(eagerOpBytes);
     }
 
     private static int denseBytes(int words) {
@@ -82,10 +90,10 @@ public final class RoundMessage {
     }
 
     /** Whether a ready tensor of this spec sends its data in the round (while the budget lasts). */
-    static boolean eager(OpSpec spec, int size) {
+    static boolean eager(OpSpec spec, int eagerOpBytes) {
         // Adasum is no element-wise sum: the round's combine cannot do it.
         return spec.type == OpType.ALLREDUCE && spec.groupSize == 0 && spec.reduceOp != ReduceOp.ADASUM
-                && spec.byteSize() <= eagerOpBytes(size);
+                && spec.byteSize() <= eagerOpBytes;
     }
 
     /**

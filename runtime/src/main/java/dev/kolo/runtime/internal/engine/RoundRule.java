@@ -18,14 +18,16 @@ import java.nio.ByteBuffer;
 final class RoundRule implements RoundCombiner {
     private final TensorCache cache;
     private final Reducer reducer;
+    private final Tuning tuning;
     private final int size;
     private final int holderWords;
     private int words;
     private long[][] sets = new long[6][1];
     private long[] combined = new long[1];
 
-    RoundRule(TensorCache cache, Reducer reducer, int size) {
+    RoundRule(TensorCache cache, Reducer reducer, int size, Tuning tuning) {
         this.cache = cache;
+        this.tuning = tuning;
         this.reducer = reducer;
         this.size = size;
         this.holderWords = RoundMessage.holderWords(size);
@@ -52,6 +54,7 @@ final class RoundRule implements RoundCombiner {
         long lowReceived = lower.getLong(RoundMessage.RECEIVED);
         long upReceived = upper.getLong(RoundMessage.RECEIVED);
         out.putLong(RoundMessage.RECEIVED, Math.min(lowReceived, upReceived));
+        combineTuning(lower, lowerRank, upper, upperRank, out);
         for (int w = 0; w < holderWords; w++) {
             int at = RoundMessage.HOLDERS + 8 * w;
             long l = lowReceived <= upReceived ? lower.getLong(at) : 0;
@@ -88,7 +91,7 @@ final class RoundRule implements RoundCombiner {
                 either &= either - 1;
                 int id = (w << 6) + bit;
                 OpSpec spec = cache.spec(id);
-                if (spec == null || !RoundMessage.eager(spec, size)) {
+                if (spec == null || !RoundMessage.eager(spec, tuning.values().eagerOpBytes())) {
                     throw refused(lowerRank, upperRank, "carries data for cache id " + id
                             + (spec == null ? ", which this rank does not hold" : ", which does not travel in rounds"));
                 }
@@ -109,6 +112,23 @@ final class RoundRule implements RoundCombiner {
             }
         }
         return pos;
+    }
+
+    /** The tuned values of the higher version; two sides of one version must carry the same values. */
+    private static void combineTuning(ByteBuffer lower, int lowerRank, ByteBuffer upper, int upperRank,
+            ByteBuffer out) {
+        int lowVersion = lower.getInt(RoundMessage.TUNE_VERSION);
+        int upVersion = upper.getInt(RoundMessage.TUNE_VERSION);
+        ByteBuffer from = upVersion > lowVersion ? upper : lower;
+        if (lowVersion == upVersion && (lower.getInt(RoundMessage.TUNE_FUSION) != upper.getInt(RoundMessage.TUNE_FUSION)
+                || lower.getInt(RoundMessage.TUNE_EAGER) != upper.getInt(RoundMessage.TUNE_EAGER)
+                || lower.getInt(RoundMessage.TUNE_CYCLE) != upper.getInt(RoundMessage.TUNE_CYCLE))) {
+            throw refused(lowerRank, upperRank, "carry different tuned values under version " + lowVersion);
+        }
+        out.putInt(RoundMessage.TUNE_VERSION, Math.max(lowVersion, upVersion));
+        out.putInt(RoundMessage.TUNE_FUSION, from.getInt(RoundMessage.TUNE_FUSION));
+        out.putInt(RoundMessage.TUNE_EAGER, from.getInt(RoundMessage.TUNE_EAGER));
+        out.putInt(RoundMessage.TUNE_CYCLE, from.getInt(RoundMessage.TUNE_CYCLE));
     }
 
     private void check(ByteBuffer m, int length, int rank, int setsAt) {

@@ -1,0 +1,113 @@
+package dev.kolo.runtime;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code KOLO_AUTOTUNE} on a real job of three workers started from a mistuned setting (no fusion, a 10 ms cycle
+ * time) that runs a step of many small gradients: every rank takes the same values at the same agreement round,
+ * the results stay right while the values change, rank 0 logs every sample, and the search leaves the mistuned
+ * fusion threshold behind.
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class AutotuneTest {
+    private static final int TENSORS = 120;
+    private static final int ELEMENTS = 1024;
+
+    @Test
+    void everyRankSwitchesAtTheSameRoundAndAMistunedStartImproves(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("autotune.csv");
+        String job = LocalJob.uniqueName("autotune");
+        try (LocalJob three = LocalJob.start(job, 3, i -> LocalJob.config(job, 3).autotune(true)
+                .autotuneLog(log.toString()).fusionThreshold(0).cycleTime(Duration.ofMillis(10)).build())) {
+            List<Kolo> ranks = three.byRank();
+            // Steps until the search is over (rank 0 logs its last sample), at most a bound.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
+            List<Integer> steps = CollectiveMatrixTest.onAll(ranks, (r, k) -> {
+                List<Tensor> grads = new ArrayList<>();
+                for (int i = 0; i < TENSORS; i++) {
+                    grads.add(Tensor.allocate(DType.FLOAT32, ELEMENTS));
+                }
+                int step = 0;
+                while (true) {
+                    for (int i = 0; i < TENSORS; i++) {
+                        float[] v = new float[ELEMENTS];
+                        java.util.Arrays.fill(v, r + 1 + i);
+                        grads.get(i).data().asFloatBuffer().put(v);
+                    }
+                    List<CompletableFuture<Tensor>> pending = new ArrayList<>();
+                    for (int i = 0; i < TENSORS; i++) {
+                        pending.add(k.allreduceInPlaceAsync("g" + i, grads.get(i), ReduceOp.SUM, 1.0, 1.0));
+                    }
+                    for (int i = 0; i < TENSORS; i++) {
+                        float[] got = k.await(pending.get(i), "g" + i).toFloatArray();
+                        assertEquals(6f + 3 * i, got[0], "step " + step + " tensor " + i);
+                        assertEquals(6f + 3 * i, got[ELEMENTS - 1], "step " + step + " tensor " + i);
+                    }
+                    step++;
+                    boolean over = searchOver(log) || System.nanoTime() > deadline;
+                    // Every rank stops at the same step: rank 0 decides.
+                    if (k.allreduce("over", Tensor.of(new int[] {r == 0 && over ? 1 : 0}, 1), ReduceOp.MAX)
+                            .toIntArray()[0] == 1) {
+                        return step;
+                    }
+                }
+            });
+            assertEquals(1, Set.copyOf(steps).size());
+            assertTrue(searchOver(log), "the search ended within the bound (" + steps.get(0) + " steps)");
+
+            List<List<String>> histories = ranks.stream().map(Kolo::autotuneHistory).collect(Collectors.toList());
+            assertTrue(histories.get(0).size() >= 5, "rank 0 changed the values several times: " + histories.get(0));
+            for (int r = 1; r < 3; r++) {
+                assertEquals(histories.get(0), histories.get(r), "rank " + r + " took the values at other rounds");
+            }
+
+            List<String> rows = Files.readAllLines(log);
+            assertEquals("sample,phase,fusion_threshold_bytes,eager_op_bytes,cycle_time_us,bytes,seconds,"
+                    + "score_bytes_per_second", rows.get(0));
+            Set<String> phases = rows.stream().skip(1).map(l -> l.split(",")[1]).collect(Collectors.toSet());
+            assertEquals(Set.of("warmup", "fusion_threshold", "eager_op", "cycle_time"), phases);
+            for (String row : rows.subList(1, rows.size())) {
+                String[] f = row.split(",");
+                assertEquals(8, f.length, row);
+                assertTrue(Double.parseDouble(f[7]) > 0, row);
+            }
+            String last = histories.get(0).get(histories.get(0).size() - 1);
+            assertNotEquals(-1, last.indexOf("fusion threshold"), last);
+            long chosenFusion = Long.parseLong(last.replaceAll(".*fusion threshold (\\d+) bytes.*", "$1"));
+            assertTrue(chosenFusion > 0, "fusing a step of " + TENSORS + " small tensors beats no fusion: " + last);
+            // The job goes on with the chosen values.
+            List<Tensor> after = CollectiveMatrixTest.onAll(ranks, (r, k) -> k.allreduce("after",
+                    Tensor.of(new float[] {r}, 1), ReduceOp.SUM));
+            for (Tensor t : after) {
+                assertArrayEquals(new float[] {3}, t.toFloatArray());
+            }
+        }
+    }
+
+    /** Rank 0 announces the end of the search in the log: its last row is a cycle time's confirmation. */
+    private static boolean searchOver(Path log) {
+        try {
+            List<String> rows = Files.readAllLines(log);
+            long cycleRows = rows.stream().filter(l -> l.contains(",cycle_time,")).count();
+            return cycleRows >= dev.kolo.runtime.internal.autotune.AutotuneProbe.cycleSamples();
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+}
