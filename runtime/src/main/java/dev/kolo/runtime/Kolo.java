@@ -91,6 +91,11 @@ public final class Kolo extends Collectives implements AutoCloseable {
         return client().tuningHistory();
     }
 
+    /** For tests: whether this worker's autotuner (rank 0's) has finished its search. */
+    boolean autotuneDone() {
+        return client().tuningDone();
+    }
+
     /** For tests: the size of this rank's mirror of the coordinator's response cache. */
     int cachedSpecs() {
         return client().cachedSpecs();

@@ -115,6 +115,12 @@ class ObservabilityTest {
             CollectiveMatrixTest.onAll(both, (r, k) -> k.groupedAllreduce("pair",
                     List.of(Tensor.of(big, big.length), Tensor.of(new float[] {r}, 1)), ReduceOp.SUM));
             assertTrue(fusedSome(portA), "the grouped allreduce fused");
+            // A process set's op: its track on the timeline names the set.
+            CollectiveMatrixTest.onAll(both, (r, k) -> {
+                try (ProcessSet set = k.processSet(0, 1)) {
+                    return set.allreduce("weights", Tensor.of(new float[] {r}, 1), ReduceOp.SUM);
+                }
+            });
 
             // The ring is aborted when the other worker dies: ready flips back, live stays.
             Kolo other = ka.rank() == 0 ? b : ka;
@@ -142,13 +148,17 @@ class ObservabilityTest {
             JsonArray events = new JsonArray(Files.readString(Path.of(timeline.replace("{rank}", "" + rank))));
             Set<String> phases = new HashSet<>();
             boolean track = false;
+            boolean setTrack = false;
             for (int i = 0; i < events.size(); i++) {
                 JsonObject e = events.getJsonObject(i);
                 phases.add(e.getString("name"));
                 track |= "thread_name".equals(e.getString("name"))
                         && "weights".equals(e.getJsonObject("args").getString("name"));
+                setTrack |= "thread_name".equals(e.getString("name"))
+                        && "set 1/weights".equals(e.getJsonObject("args").getString("name"));
             }
             assertTrue(track, "a track named after the tensor");
+            assertTrue(setTrack, "a track named after the process set and the tensor");
             assertTrue(phases.containsAll(List.of("NEGOTIATE_ALLREDUCE", "QUEUE", "DIRECT_ALLREDUCE", "REDUCE_SCATTER",
                     "ALLGATHER", "MEMCPY_IN_FUSION_BUFFER", "MEMCPY_OUT_FUSION_BUFFER")), "phases: " + phases + " in " + events);
             if (phases.containsAll(List.of("RANK_READY 0", "RANK_READY 1"))) {

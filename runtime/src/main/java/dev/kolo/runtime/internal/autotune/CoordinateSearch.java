@@ -19,7 +19,8 @@ import java.util.Map;
  * Smile bring native BLAS into the runtime; the Java and Scala Bayesian optimisers on Maven Central are
  * unmaintained), and the space is small and nearly separable: three knobs of 5-7 values, the fusion threshold
  * moving a step's time most (docs/PERFORMANCE.md has the grid and the search's path). The race spends about 40
- * samples, the fusion threshold first.
+ * samples, the fusion threshold first; the cycle time is raced only if some tensor went through the coordinator
+ * after the warm-up (a job whose steps are all cached never waits for the coordinator's cycle).
  */
 final class CoordinateSearch {
     /**
@@ -39,6 +40,8 @@ final class CoordinateSearch {
     private boolean confirming;
     private int warmUp = WARM_UP_SAMPLES;
     private int samples;
+    private boolean coordinated;
+    private boolean cycleSkipped;
 
     CoordinateSearch(TunedValues start) {
         best = start;
@@ -76,6 +79,14 @@ final class CoordinateSearch {
 
     /** The sample of {@link #current()} scored {@code score} (higher is better). */
     void record(double score) {
+        record(score, true);
+    }
+
+    /**
+     * @param coordinated whether the coordinator answered a request during the sample: a search that never saw
+     *        it do so after the warm-up leaves the cycle time alone, which then cannot move a step's time
+     */
+    void record(double score, boolean coordinated) {
         TunedValues point = queue.poll();
         if (point == null) {
             return;
@@ -85,6 +96,7 @@ final class CoordinateSearch {
             warmUp--;
         } else {
             scores.computeIfAbsent(point, p -> new ArrayList<>()).add(score);
+            this.coordinated |= coordinated;
         }
         if (queue.isEmpty()) {
             advance();
@@ -117,9 +129,18 @@ final class CoordinateSearch {
         }
         confirming = false;
         knob++;
+        if (knob < Knob.values().length && Knob.values()[knob] == Knob.CYCLE_TIME && !coordinated) {
+            cycleSkipped = true; // every tensor was agreed among the ranks: the coordinator never batched one
+            knob++;
+        }
         if (knob < Knob.values().length) {
             explore();
         }
+    }
+
+    /** @return whether the cycle time was left alone (no tensor went through the coordinator after warm-up) */
+    boolean cycleSkipped() {
+        return cycleSkipped;
     }
 
     /** Queues every value of the current knob with the others at the best so far. */

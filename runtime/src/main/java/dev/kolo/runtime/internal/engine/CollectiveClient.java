@@ -52,7 +52,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     /** The coordinator's cycle time as tuned (the worker's client only: the coordinator of this worker reads it). */
     private final java.util.concurrent.atomic.AtomicLong cycleNanos = new java.util.concurrent.atomic.AtomicLong();
     /** Rank 0's tuner with {@code KOLO_AUTOTUNE}, made the first time this worker is rank 0; kept across generations. */
-    private Autotuner tuner;
+    private volatile Autotuner tuner;
     /** The tuned values each generation took, and at which round (for tests and logs). */
     private final List<String> tuningHistory = new ArrayList<>();
     /** The process sets of the current generation this rank is a member of, by id (the worker's client only). */
@@ -281,6 +281,12 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     /** @return the coordinator's cycle time in force (tuned, or the setting) */
     public long cycleTimeNanos() {
         return cycleNanos.get();
+    }
+
+    /** @return whether this worker's tuner has finished its search (false when it has none) */
+    public boolean tuningDone() {
+        Autotuner t = tuner;
+        return t != null && t.done();
     }
 
     /** @return the tuned values each generation took on this rank, and at which agreement round (for tests) */

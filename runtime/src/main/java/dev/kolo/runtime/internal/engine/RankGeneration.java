@@ -308,6 +308,7 @@ final class RankGeneration {
             long arrived = responses.nextArrival();
             ControlMessage m = responses.takeNext();
             if (m instanceof OpResponse r) {
+                tuning.coordinated();
                 if (!runResponse(r, arrived)) {
                     return;
                 }

@@ -27,6 +27,8 @@ final class Tuning {
     private final List<String> history;
     private long windowStart;
     private long windowBytes;
+    private int windowSteps;
+    private boolean windowCoordinated;
 
     /**
      * @param start the job's settings
@@ -81,8 +83,7 @@ final class Tuning {
                 }
             }
         }
-        windowStart = now;
-        windowBytes = 0;
+        startWindow(now);
     }
 
     /** Collectives of {@code bytes} completed on this rank. */
@@ -90,21 +91,36 @@ final class Tuning {
         windowBytes += bytes;
     }
 
+    /** A coordinator response ran (the cycle time had a part in it). */
+    void coordinated() {
+        windowCoordinated = true;
+    }
+
     /**
      * This rank has nothing in flight (a step has ended): on the tuning rank, a sample that has run long enough
-     * ends, and the next values are proposed for the next round.
+     * ({@link Autotuner#SAMPLE_STEPS} steps and {@link Autotuner#SAMPLE_NANOS}) ends, and the next values are
+     * proposed for the next round.
      */
     void idle(long now) {
-        if (tuner == null || proposal != null || tuner.done() || now - windowStart < Autotuner.SAMPLE_NANOS
-                || windowBytes == 0) {
+        if (tuner == null || proposal != null || tuner.done() || windowBytes == 0) {
             return;
         }
-        TunedValues next = tuner.sampled(values, windowBytes, now - windowStart);
-        windowStart = now;
-        windowBytes = 0;
+        windowSteps++;
+        if (windowSteps < Autotuner.SAMPLE_STEPS || now - windowStart < Autotuner.SAMPLE_NANOS) {
+            return;
+        }
+        TunedValues next = tuner.sampled(values, windowBytes, now - windowStart, windowCoordinated);
+        startWindow(now);
         if (!next.equals(values)) {
             proposal = next;
         }
+    }
+
+    private void startWindow(long now) {
+        windowStart = now;
+        windowBytes = 0;
+        windowSteps = 0;
+        windowCoordinated = false;
     }
 
     /** @return whether this rank tunes */

@@ -42,6 +42,18 @@ class CoordinateSearchTest {
     }
 
     @Test
+    void theCycleTimeIsLeftAloneWhenNothingWentThroughTheCoordinator() {
+        TunedValues mistuned = new TunedValues(MIB, 65536, 10_000);
+        CoordinateSearch search = new CoordinateSearch(mistuned);
+        while (!search.done()) {
+            assertTrue(search.knob() != Knob.CYCLE_TIME, "the cycle time is not sampled");
+            search.record(peaked(search.current()), false);
+        }
+        assertTrue(search.cycleSkipped());
+        assertEquals(new TunedValues(32 * MIB, 16384, 10_000), search.best());
+    }
+
+    @Test
     void warmUpSamplesAreDiscardedAndTheSampleCountIsBounded() {
         TunedValues start = new TunedValues(0, 0, 0); // fusion off: a value outside the list, raced too
         CoordinateSearch search = new CoordinateSearch(start);
