@@ -146,6 +146,27 @@ class ProcessSetTest {
     }
 
     @Test
+    void joinIsTheSetsOwn() throws Exception {
+        List<Kolo> ranks = ranks(3);
+        List<ProcessSet> sets = create(ranks, 2, 0);
+        // Set rank 0 (the job's rank 2) joins; set rank 1 still reduces, the joined rank adding zeros.
+        java.util.concurrent.CompletableFuture<Integer> joined = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> sets.get(2).join());
+        Tensor t = sets.get(0).allreduce("after-join", Tensor.of(new float[] {5}, 1), ReduceOp.SUM);
+        assertArrayEquals(new float[] {5}, t.toFloatArray());
+        assertEquals(1, sets.get(0).join(), "set rank 1 joined last");
+        assertEquals(1, joined.get(60, TimeUnit.SECONDS));
+        // The job never joined: its ops are untouched.
+        List<Tensor> out = CollectiveMatrixTest.onAll(ranks, (r, k) -> k.allreduce("job-after-set-join",
+                Tensor.of(new float[] {r}, 1), ReduceOp.SUM));
+        out.forEach(x -> assertArrayEquals(new float[] {3}, x.toFloatArray()));
+        CollectiveMatrixTest.onAll(ranks, (r, k) -> {
+            sets.get(r).close();
+            return null;
+        });
+    }
+
+    @Test
     void overlappingSetsAndTheJobRunSideBySideUnderTheSameNames() throws Exception {
         List<Kolo> ranks = ranks(4);
         List<ProcessSet> low = create(ranks, 0, 1, 2);
