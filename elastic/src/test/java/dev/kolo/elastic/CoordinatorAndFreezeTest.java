@@ -65,9 +65,13 @@ class CoordinatorAndFreezeTest {
                     + "] ew step=") && l.contains(" gen=" + oldGen + " ")).count(), "the fenced worker trained on");
             // Readmitted in place once merged back (split-brain search every 5 s over the addresses it has seen),
             // or, without a merge, stopping with exit 3 after KOLO_ELASTIC_TIMEOUT and restarted.
+            // A reset of its old generation (one it had begun when it was stopped, reported as it wakes) is neither:
+            // readmission is a generation after the one the other two formed without it.
             long cont = System.nanoTime();
+            long withoutIt = Long.parseLong(WorkerProcesses.field(two.get(0), "gen"));
             String outcome = job.await(resumed, 45, "the frozen worker readmitted or stopping",
                     l -> l.startsWith("[" + frozen + "] ") && (l.contains("ew reset") && l.contains(" size=3 ")
+                            && Long.parseLong(WorkerProcesses.field(l, "gen")) > withoutIt
                             || l.contains("kolo: the elastic job cannot go on")));
             System.out.printf(java.util.Locale.ROOT, "frozen worker %s %.1f s after SIGCONT: %s%n",
                     outcome.contains("kolo:") ? "stopped" : "readmitted in place", (System.nanoTime() - cont) / 1e9,
