@@ -22,9 +22,16 @@ final class AutotuneLog implements AutoCloseable {
     private final Path path;
     private BufferedWriter out;
 
-    /** @param path the file, created or truncated; null for none */
+    private boolean opened;
+
+    /** @param path the file, created or truncated at the first row (on the thread that samples); null for none */
     AutotuneLog(Path path) {
         this.path = path;
+    }
+
+    /** Creates the file and writes the header, once; a failure leaves {@link #out} null and says why. */
+    private void open() {
+        opened = true;
         if (path == null) {
             return;
         }
@@ -45,6 +52,9 @@ final class AutotuneLog implements AutoCloseable {
     }
 
     void row(int sample, String phase, TunedValues v, long bytes, double seconds, double score) {
+        if (!opened) {
+            open(); // here, not where the tuner is made: that is the event loop, which must not wait for a disk
+        }
         if (out == null) {
             return;
         }
@@ -61,6 +71,7 @@ final class AutotuneLog implements AutoCloseable {
 
     @Override
     public void close() {
+        opened = true; // no row after the end
         if (out != null) {
             try {
                 out.close();

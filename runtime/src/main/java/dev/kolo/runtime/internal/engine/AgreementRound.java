@@ -131,12 +131,15 @@ final class AgreementRound {
         }
         someJoined = (in.getInt(RoundMessage.FLAGS) & RoundMessage.FLAG_JOINED) != 0;
         rounds++;
-        TunedValues tuned = tunedValues(in);
-        if (tuned == null) {
-            generation.protocolError("the round's combined message carries negative tuned values");
-            return -1;
+        int tuneVersion = in.getInt(RoundMessage.TUNE_VERSION);
+        if (tuneVersion > tuning.version()) { // new values: read (and allocated) only when they change
+            TunedValues tuned = tunedValues(in);
+            if (tuned == null) {
+                generation.protocolError("the round's combined message carries negative tuned values");
+                return -1;
+            }
+            tuning.roundEnded(tuneVersion, tuned, rounds, agreedAt);
         }
-        tuning.roundEnded(in.getInt(RoundMessage.TUNE_VERSION), tuned, rounds, agreedAt);
         minReceived = Math.min(received, in.getLong(RoundMessage.RECEIVED));
         lacking = null;
         if (minReceived <= executed && received > executed) {

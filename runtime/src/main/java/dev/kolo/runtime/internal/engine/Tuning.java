@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * everywhere. Guarded by the engine lock.
  */
 final class Tuning {
-    /** Most changes kept for {@link #history()} (the search makes about 40). */
+    /** Most changes kept in the worker's history (the search makes about 40). */
     static final int HISTORY = 256;
 
     private final Autotuner tuner;
@@ -53,6 +53,11 @@ final class Tuning {
     /** @return the values in force */
     TunedValues values() {
         return values;
+    }
+
+    /** @return the version of the values in force */
+    int version() {
+        return version;
     }
 
     /** @return the version this rank writes in its round message */
