@@ -285,6 +285,16 @@ public final class KoloConfig {
         return get(Settings.RABENSEIFNER_MAX_BYTES);
     }
 
+    /** @return whether ranks of the same host move their bytes through shared memory ({@code KOLO_SHM}) */
+    public boolean sharedMemory() {
+        return get(Settings.SHM);
+    }
+
+    /** @return each direction's ring between two co-located ranks, in bytes ({@code KOLO_SHM_BYTES}) */
+    public int sharedMemoryBytes() {
+        return get(Settings.SHM_BYTES);
+    }
+
     /** @return after how long a tensor some ranks submitted and others not is logged */
     public Duration stallWarning() {
         return get(Settings.STALL_WARNING);
@@ -449,6 +459,10 @@ public final class KoloConfig {
         public Builder recursiveDoublingMaxBytes(int v) { return set(Settings.RECURSIVE_DOUBLING_MAX_BYTES, v); }
         /** Largest Rabenseifner allreduce ({@code KOLO_RABENSEIFNER_MAX_BYTES}). */
         public Builder rabenseifnerMaxBytes(long v) { return set(Settings.RABENSEIFNER_MAX_BYTES, v); }
+        /** Shared memory between ranks of the same host ({@code KOLO_SHM}; default on). */
+        public Builder sharedMemory(boolean v) { return set(Settings.SHM, v); }
+        /** Each direction's shared-memory ring, a power of two ({@code KOLO_SHM_BYTES}). */
+        public Builder sharedMemoryBytes(int v) { return set(Settings.SHM_BYTES, v); }
         /** Stall warning delay ({@code KOLO_STALL_WARNING}, seconds). */
         public Builder stallWarning(Duration v) { return set(Settings.STALL_WARNING, v); }
         /** Stall shutdown delay, zero never ({@code KOLO_STALL_SHUTDOWN}, seconds; default 600). */

@@ -144,6 +144,22 @@ public final class Settings {
             .describe("largest allreduce of 3 or more ranks that takes Rabenseifner's recursive halving and doubling "
                     + "(2 log2 n steps); larger ones take the ring (2(n-1) steps)");
 
+    public static final Setting<Boolean> SHM = Setting.named("KOLO_SHM", Settings::bool)
+            .flag("--shm").byDefault(true, "true").accepts("true or false", v -> true)
+            .describe("move the bytes between ranks of the same host (the same address: one machine, one pod) through "
+                    + "shared memory under /dev/shm instead of TCP; the data connection they authenticated on stays "
+                    + "open beside it as doorbell and watch");
+
+    /** Largest shared-memory ring: a segment holds two, and every co-located pair of ranks has one per connection. */
+    public static final int MAX_SHM_BYTES = 64 << 20;
+
+    public static final Setting<Integer> SHM_BYTES = Setting.named("KOLO_SHM_BYTES", Integer::valueOf)
+            .flag("--shm-bytes").byDefault(1 << 20, "1048576")
+            .accepts("a power of two from 65536 to " + MAX_SHM_BYTES,
+                    v -> Integer.bitCount(v) == 1 && v >= 65536 && v <= MAX_SHM_BYTES)
+            .describe("bytes of each direction's ring between two co-located ranks; each connection between them "
+                    + "takes a segment of twice that under /dev/shm, which counts against a pod's memory");
+
     public static final Setting<Duration> STALL_WARNING = seconds("KOLO_STALL_WARNING", "--stall-warning",
             Duration.ofSeconds(60), false).describe("log the ranks missing a tensor others submitted this long ago");
 

@@ -104,6 +104,15 @@ public interface DataPlane extends AutoCloseable {
     default void polling(long spinNanos, boolean yield) {
     }
 
+    /**
+     * @return how this generation's bytes move, for metrics and the timeline: {@code local} (a job of one),
+     *         {@code shm} (every peer through shared memory), {@code tcp} or {@code tls} (none), or both joined
+     *         by {@code +} (some peers share this rank's host, some do not)
+     */
+    default String transport() {
+        return "local";
+    }
+
     /** Wakes any thread blocked in this data plane with {@code cause}; later calls fail with it too. */
     void abort(KoloException cause);
 

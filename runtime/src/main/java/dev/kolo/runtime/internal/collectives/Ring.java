@@ -524,6 +524,11 @@ public final class Ring implements DataPlane {
         transport.polling(spinNanos, yield);
     }
 
+    @Override
+    public String transport() {
+        return links.transportLabel();
+    }
+
     /** Aborts the generation from any thread with this reason; see {@link PeerLinks#abort(String)}. */
     public void abort(String reason) {
         links.abort(reason);

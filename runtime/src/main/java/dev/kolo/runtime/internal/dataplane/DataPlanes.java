@@ -45,6 +45,8 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                 .connectTimeout(Duration.ofSeconds(20))
                 .authenticationKey(keys == null ? null : keys.dataPlane())
                 .tls(tls == null ? null : tls.context())
+                .sharedMemory(config.sharedMemory())
+                .sharedMemoryBytes(config.sharedMemoryBytes())
                 .build();
         this.algorithms = AllreduceAlgorithms.of(AllreduceAlgorithms.DIRECT_MAX_BYTES,
                 AllreduceAlgorithms.DIRECT_MAX_RANKS, config.recursiveDoublingMaxBytes(), config.rabenseifnerMaxBytes());

@@ -159,7 +159,7 @@ final class BatchExecutor {
         CollectiveOps.Phases p = ops.phases;
         long now = System.nanoTime();
         KoloMetrics metrics = observability.metrics;
-        metrics.traffic(type, p.sentBytes, p.receivedBytes);
+        metrics.traffic(type, p.transport, p.sentBytes, p.receivedBytes);
         if (type == OpType.ALLREDUCE) {
             metrics.fused(batch.size());
         }
@@ -181,10 +181,10 @@ final class BatchExecutor {
                     timeline.span(name, "MEMCPY_IN_FUSION_BUFFER", p.copyInStart, p.copyInEnd);
                 }
                 if (p.splitNanos >= 0) {
-                    timeline.span(name, "REDUCE_SCATTER", p.opStart, p.splitNanos);
-                    timeline.span(name, "ALLGATHER", p.splitNanos, p.opEnd);
+                    timeline.span(name, "REDUCE_SCATTER", p.opStart, p.splitNanos, p.transport);
+                    timeline.span(name, "ALLGATHER", p.splitNanos, p.opEnd, p.transport);
                 } else {
-                    timeline.span(name, phaseName(type), p.opStart, p.opEnd);
+                    timeline.span(name, phaseName(type), p.opStart, p.opEnd, p.transport);
                 }
                 if (p.copyOutStart >= 0) {
                     timeline.span(name, "MEMCPY_OUT_FUSION_BUFFER", p.copyOutStart, p.copyOutEnd);

@@ -48,10 +48,13 @@ final class CollectiveOps {
         long copyOutEnd = -1;
         long sentBytes;
         long receivedBytes;
+        /** How the op's bytes moved: the data plane's transport (shm, tcp, tls, shm+tcp, ...). */
+        String transport;
 
-        void reset() {
+        void reset(String transport) {
             copyInStart = copyInEnd = copyOutStart = copyOutEnd = splitNanos = -1;
             sentBytes = receivedBytes = 0;
+            this.transport = transport;
         }
     }
 
@@ -67,7 +70,7 @@ final class CollectiveOps {
      */
     List<Tensor> run(OpType type, List<OpSpec> specs, List<long[]> perRank, List<Tensor> inputs,
                      List<Tensor> outputs) {
-        phases.reset();
+        phases.reset(dataPlane.transport());
         switch (type) {
             case ALLREDUCE: return allreduce(specs, inputs, outputs);
             case ALLGATHER: return List.of(allgather(specs.get(0), perRank.get(0), inputs.get(0)));

@@ -54,7 +54,7 @@ public final class ChromeTraceTimeline implements Timeline {
     private boolean first = true;
     private volatile boolean closed;
 
-    private record Event(String tensor, String name, long startNanos, long endNanos, boolean instant) {
+    private record Event(String tensor, String name, long startNanos, long endNanos, boolean instant, String transport) {
     }
 
     public ChromeTraceTimeline(Path path, int rank) {
@@ -86,12 +86,17 @@ public final class ChromeTraceTimeline implements Timeline {
 
     @Override
     public void span(String tensor, String phase, long startNanos, long endNanos) {
-        offer(new Event(tensor, phase, startNanos, endNanos, false));
+        offer(new Event(tensor, phase, startNanos, endNanos, false, null));
+    }
+
+    @Override
+    public void span(String tensor, String phase, long startNanos, long endNanos, String transport) {
+        offer(new Event(tensor, phase, startNanos, endNanos, false, transport));
     }
 
     @Override
     public void instant(String tensor, String what, long atNanos) {
-        offer(new Event(tensor, what, atNanos, atNanos, true));
+        offer(new Event(tensor, what, atNanos, atNanos, true, null));
     }
 
     private void offer(Event e) {
@@ -143,6 +148,9 @@ public final class ChromeTraceTimeline implements Timeline {
         } else {
             out.append(",\"dur\":");
             micros(e.endNanos - e.startNanos, out);
+        }
+        if (e.transport != null) {
+            out.append(",\"args\":{\"transport\":\"").append(escape(e.transport)).append("\"}");
         }
         out.append('}');
     }

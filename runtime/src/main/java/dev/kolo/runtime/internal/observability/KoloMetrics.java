@@ -20,7 +20,6 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -36,8 +35,9 @@ public final class KoloMetrics implements AutoCloseable {
     /** Indexed [op][dtype], created on first use: no key object per recorded op. */
     private final Timer[][] latency = new Timer[OpType.values().length][DType.values().length];
     private final Counter[][] bytes = new Counter[OpType.values().length][DType.values().length];
-    private final Map<OpType, Counter> sent = new EnumMap<>(OpType.class);
-    private final Map<OpType, Counter> received = new EnumMap<>(OpType.class);
+    /** Per transport, per op type (by ordinal). */
+    private final Map<String, Counter[]> sent = new java.util.HashMap<>();
+    private final Map<String, Counter[]> received = new java.util.HashMap<>();
     private final Timer negotiation;
     private final DistributionSummary fused;
     private final Counter cacheHits;
@@ -203,31 +203,41 @@ public final class KoloMetrics implements AutoCloseable {
     /** @return bytes this rank has sent on the data plane (0 while the metrics are off) */
     public synchronized long bytesSent() {
         long total = 0;
-        for (Counter c : sent.values()) {
-            total += (long) c.count();
+        for (Counter[] byOp : sent.values()) {
+            for (Counter c : byOp) {
+                total += c == null ? 0 : (long) c.count();
+            }
         }
         return total;
     }
 
-    /** Data-plane traffic of one op as its algorithm moves it (ring: 2(n-1)/n of the buffer each way). */
-    public synchronized void traffic(OpType op, long sentBytes, long receivedBytes) {
+    /**
+     * Data-plane traffic of one op as its algorithm moves it (ring: 2(n-1)/n of the buffer each way), by the
+     * transport its bytes took ({@code DataPlane.transport()}).
+     */
+    public synchronized void traffic(OpType op, String transport, long sentBytes, long receivedBytes) {
         if (!enabled) {
             return;
         }
-        Counter out = sent.get(op); // not computeIfAbsent: its lambda, capturing the registry, is an allocation per op
+        // Looked up, not computeIfAbsent: its lambda, capturing the registry, is an allocation per op.
+        Counter[] out = sent.get(transport);
         if (out == null) {
-            out = Counter.builder("kolo.dataplane.sent").baseUnit("bytes").tag("op", op.label())
-                    .description("Bytes this rank sent on the data plane").register(registry);
-            sent.put(op, out);
+            out = new Counter[OpType.values().length];
+            sent.put(transport, out);
+            received.put(transport, new Counter[OpType.values().length]);
         }
-        out.increment(sentBytes);
-        Counter in = received.get(op);
-        if (in == null) {
-            in = Counter.builder("kolo.dataplane.received").baseUnit("bytes").tag("op", op.label())
-                    .description("Bytes this rank received on the data plane").register(registry);
-            received.put(op, in);
+        Counter[] in = received.get(transport);
+        int i = op.ordinal();
+        if (out[i] == null) {
+            out[i] = Counter.builder("kolo.dataplane.sent").baseUnit("bytes").tag("op", op.label())
+                    .tag("transport", transport).description("Bytes this rank sent on the data plane")
+                    .register(registry);
+            in[i] = Counter.builder("kolo.dataplane.received").baseUnit("bytes").tag("op", op.label())
+                    .tag("transport", transport).description("Bytes this rank received on the data plane")
+                    .register(registry);
         }
-        in.increment(receivedBytes);
+        out[i].increment(sentBytes);
+        in[i].increment(receivedBytes);
     }
 
     public void negotiated(long nanos) {

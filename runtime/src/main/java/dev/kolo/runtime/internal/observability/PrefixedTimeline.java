@@ -21,6 +21,11 @@ final class PrefixedTimeline implements Timeline {
     }
 
     @Override
+    public void span(String tensor, String phase, long startNanos, long endNanos, String transport) {
+        timeline.span(prefix + tensor, phase, startNanos, endNanos, transport);
+    }
+
+    @Override
     public void instant(String tensor, String what, long atNanos) {
         timeline.instant(prefix + tensor, what, atNanos);
     }

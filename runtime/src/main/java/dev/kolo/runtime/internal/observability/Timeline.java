@@ -30,6 +30,11 @@ public interface Timeline extends AutoCloseable {
     /** A phase of {@code tensor} from {@code startNanos} to {@code endNanos} ({@link System#nanoTime()}). */
     void span(String tensor, String phase, long startNanos, long endNanos);
 
+    /** A data-plane phase, naming how its bytes moved ({@code DataPlane.transport()}: shm, tcp, ...). */
+    default void span(String tensor, String phase, long startNanos, long endNanos, String transport) {
+        span(tensor, phase, startNanos, endNanos);
+    }
+
     /** A moment on {@code tensor}'s track, e.g. a rank becoming ready. */
     void instant(String tensor, String what, long atNanos);
 

@@ -54,8 +54,27 @@ public final class Transport {
     static final long SHARED_POLL_MAX_BYTES = 1 << 20;
     /** Poll by yielding the core (ranks outnumber cores) rather than by spinning on it. */
     private volatile boolean yieldWhilePolling;
-    private boolean incoming;
-    private final Consumer<SelectionKey> markIncoming = k -> incoming = true;
+    /** A socket link's bytes (or end) woke the owner's {@link #awaitIncoming}; shared-memory wake-ups do not count. */
+    private boolean ownerIncoming;
+    private final Consumer<SelectionKey> markOwnerIncoming = k -> ownerIncoming |= !sharedMemory(k);
+    /** The same for {@link #idleWait}, on its own thread. */
+    private boolean idleIncoming;
+    private final Consumer<SelectionKey> markIdleIncoming = k -> idleIncoming |= !sharedMemory(k);
+    /** Whether some link runs over shared memory: only then do waits announce themselves and drain wake-ups. */
+    private boolean sharedLinks;
+    /** The op's thread is parked (or about to) on shared-memory links: a wake-up the idle thread took is its too. */
+    private volatile boolean ownerParking;
+    /** The idle thread waits on shared-memory links: a wake-up the op's thread took may have been its. */
+    private volatile boolean idleWaiting;
+    /** Where each thread reads the wake-up bytes it discards. */
+    private final ByteBuffer ownerScratch = ByteBuffer.allocateDirect(64);
+    private final ByteBuffer idleScratch = ByteBuffer.allocateDirect(64);
+    /**
+     * Threads inside a method that touches the links' shared memory, plus {@link #RELEASED} once the segments may be
+     * unmapped: unmapping memory a thread still reads would crash the process, so it waits for them to leave.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger users = new java.util.concurrent.atomic.AtomicInteger();
+    private static final int RELEASED = 1 << 30;
 
     public Transport(long generation, int rank, int size, int chunkBytes, long progressTimeoutNanos) throws IOException {
         this.generation = generation;
@@ -75,9 +94,10 @@ public final class Transport {
             throw copy(abortCause);
         }
         link.channel.configureBlocking(false);
-        link.registered(link.channel.register(selector, 0));
-        link.channel.register(idleSelector, SelectionKey.OP_READ);
+        link.registered(link.channel.register(selector, 0, link));
+        link.channel.register(idleSelector, SelectionKey.OP_READ, link);
         links[linkCount++] = link;
+        sharedLinks |= link.wire.sharedMemory();
     }
 
     /**
@@ -86,6 +106,18 @@ public final class Transport {
      * @throws WorkerLostException naming the peer whose connection closed, failed, stalled or misbehaved
      */
     public void run(Schedule s, Link sendLink, Link recvLink, long seq) {
+        if (!enter()) {
+            checkAbort();
+            throw new WorkerLostException("the data connections of generation " + generation + " are released", -1, null);
+        }
+        try {
+            pump(s, sendLink, recvLink, seq);
+        } finally {
+            exit();
+        }
+    }
+
+    private void pump(Schedule s, Link sendLink, Link recvLink, long seq) {
         int sent = 0;
         int received = 0;
         boolean writing = false;
@@ -285,17 +317,86 @@ public final class Transport {
             }
         }
         if (sendLink == recvLink) {
-            sendLink.interest((wantWrite ? SelectionKey.OP_WRITE : 0) | (wantRead ? SelectionKey.OP_READ : 0));
+            sendLink.interest(interestOf(sendLink, wantWrite, wantRead));
         } else {
             if (sendLink != null) {
-                sendLink.interest(wantWrite ? SelectionKey.OP_WRITE : 0);
+                sendLink.interest(interestOf(sendLink, wantWrite, false));
             }
             if (recvLink != null) {
-                recvLink.interest(wantRead ? SelectionKey.OP_READ : 0);
+                recvLink.interest(interestOf(recvLink, false, wantRead));
             }
         }
         // Blame the peer we wait for: the right one if it stopped draining our writes, else the left one.
-        return park(wantWrite || recvLink == null ? sendLink : recvLink, lastProgress, seq);
+        Link culprit = wantWrite || recvLink == null ? sendLink : recvLink;
+        if (!sharedLinks) {
+            return park(culprit, lastProgress, seq);
+        }
+        Link shmSend = wantWrite && sendLink.wire.sharedMemory() ? sendLink : null;
+        Link shmRecv = wantRead && recvLink.wire.sharedMemory() ? recvLink : null;
+        return parkShared(culprit, lastProgress, seq, shmSend, shmRecv);
+    }
+
+    /**
+     * The socket readiness a wait needs: for a shared-memory wire, readable (a wake-up or the peer's end) whichever
+     * way it waits, since its bytes and its room are in the rings.
+     */
+    private static int interestOf(Link l, boolean write, boolean read) {
+        if (l.wire.sharedMemory()) {
+            return write || read ? SelectionKey.OP_READ : 0;
+        }
+        return (write ? SelectionKey.OP_WRITE : 0) | (read ? SelectionKey.OP_READ : 0);
+    }
+
+    /**
+     * {@link #park} when the op waits on shared-memory wires: once polling is over, it announces the wait in their
+     * rings and looks once more before it parks (a peer that moves a cursor after the announcement rings the
+     * doorbell), and consumes the wake-ups afterwards.
+     */
+    private long parkShared(Link culprit, long lastProgress, long seq, Link shmSend, Link shmRecv) throws IOException {
+        if (shmSend == null && shmRecv == null) {
+            return park(culprit, lastProgress, seq);
+        }
+        long waited = System.nanoTime() - lastProgress;
+        if (waited < opSpinNanos) {
+            poll(); // decided on this one reading of the clock: a park must announce itself first
+            return lastProgress;
+        }
+        if (waited >= progressTimeoutNanos) {
+            throw lost(culprit, "made no progress for " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms", seq, null);
+        }
+        ownerParking = true;
+        boolean ready = false;
+        try {
+            if (shmSend != null) {
+                ready = shmSend.wire.waitForRoom(1);
+            }
+            if (shmRecv != null) {
+                ready |= shmRecv.wire.waitForBytes(1);
+            }
+            if (!ready && !readAhead()) {
+                select(progressTimeoutNanos - waited);
+            }
+        } finally {
+            ownerParking = false;
+            if (shmSend != null) {
+                shmSend.wire.waitForRoom(-1);
+            }
+            if (shmRecv != null) {
+                shmRecv.wire.waitForBytes(-1);
+            }
+            drainOwner(shmSend);
+            if (shmRecv != shmSend) {
+                drainOwner(shmRecv);
+            }
+        }
+        return lastProgress;
+    }
+
+    /** The op's thread consumes a shared-memory link's wake-ups; if it took the idle thread's, that one looks again. */
+    private void drainOwner(Link l) {
+        if (l != null && l.wire.drainWakeups(ownerScratch) && idleWaiting) {
+            idleSelector.wakeup();
+        }
     }
 
     /**
@@ -318,17 +419,22 @@ public final class Transport {
         if (readAhead()) {
             return lastProgress; // the socket will not wake us for bytes a TLS wire already took off it
         }
+        select(progressTimeoutNanos - waited);
+        return lastProgress;
+    }
+
+    /** Parks in the op's selector for at most {@code nanos}. */
+    private void select(long nanos) throws IOException {
         // An interrupted thread's select returns at once, so this wait would spin until the op ends: the op
         // cannot be left half done (the peers are in it), so the interrupt is held over the select and kept.
         boolean interrupted = Thread.interrupted();
         try {
-            selector.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(progressTimeoutNanos - waited) + 1));
+            selector.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos) + 1));
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
-        return lastProgress;
     }
 
     /**
@@ -340,7 +446,7 @@ public final class Transport {
     private boolean readAhead() {
         for (int i = 0; i < linkCount; i++) {
             Link l = links[i];
-            if (l.wantsRead() && l.wire.hasBuffered()) {
+            if (l.wantsRead() && !l.wire.sharedMemory() && l.wire.hasBuffered()) {
                 return true;
             }
         }
@@ -365,6 +471,18 @@ public final class Transport {
      */
     public boolean awaitIncoming(Link[] links, long timeoutNanos) throws IOException {
         checkAbort();
+        if (!enter()) {
+            checkAbort();
+            return false;
+        }
+        try {
+            return awaitIncomingEntered(links, timeoutNanos);
+        } finally {
+            exit();
+        }
+    }
+
+    private boolean awaitIncomingEntered(Link[] links, long timeoutNanos) throws IOException {
         if (anyBuffered(links, links.length)) {
             return true;
         }
@@ -376,18 +494,56 @@ public final class Transport {
                 l.interest(SelectionKey.OP_READ);
             }
         }
-        incoming = false;
+        ownerIncoming = false;
+        boolean parks = timeoutNanos > 0;
+        boolean ready = false;
         try {
-            if (timeoutNanos <= 0) {
-                selector.selectNow(markIncoming);
+            if (parks && sharedLinks) {
+                ownerParking = true;
+                ready = announce(links, links.length, 1);
+            }
+            if (ready) {
+                return true;
+            }
+            if (parks) {
+                selector.select(markOwnerIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
             } else {
-                selector.select(markIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+                selector.selectNow(markOwnerIncoming);
             }
         } catch (ClosedSelectorException | CancelledKeyException e) {
             checkAbort();
             throw e;
+        } finally {
+            if (parks && sharedLinks) {
+                ownerParking = false;
+                announce(links, links.length, -1);
+            }
         }
-        return incoming;
+        if (sharedLinks) {
+            for (Link l : links) {
+                if (l != null && l.wire.sharedMemory()) {
+                    drainOwner(l);
+                }
+            }
+            return ownerIncoming || anyBuffered(links, links.length);
+        }
+        return ownerIncoming;
+    }
+
+    /**
+     * Raises (+1) or lowers (-1) the bytes-wait counters of the shared-memory links among {@code links[0, n)}.
+     *
+     * @return on raising, whether one of them has bytes (or its peer's end) already: then do not park
+     */
+    private static boolean announce(Link[] links, int n, int delta) {
+        boolean ready = false;
+        for (int i = 0; i < n; i++) {
+            Link l = links[i];
+            if (l != null && l.wire.sharedMemory()) {
+                ready |= l.wire.waitForBytes(delta);
+            }
+        }
+        return ready;
     }
 
     /**
@@ -395,23 +551,54 @@ public final class Transport {
      * link (a peer started an op, or a connection ended) or for {@link #idleWakeup}. A message a TLS wire
      * already holds ends it at once: the socket would never report it, and the peer waits for our answer.
      * The wires are read without the ring's lock (see {@link #anyBufferedUnlocked}); an op running meanwhile
-     * on another thread may only make this return early, which is harmless.
+     * on another thread may only make this return early, which is harmless. On shared-memory links it announces
+     * itself as the op's thread does and consumes the wake-ups it wakes for; if the op's thread parks meanwhile,
+     * that one is woken to look again, since the wake-up it waited for may have been this one.
      *
      * @return true when a link has bytes to read (or is closed)
      */
     public boolean idleWait(long timeoutNanos) throws IOException {
         checkAbort();
-        if (anyBufferedUnlocked()) {
-            return true;
+        if (!enter()) {
+            return false;
         }
-        incoming = false;
         try {
-            idleSelector.select(markIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
-        } catch (ClosedSelectorException | CancelledKeyException e) {
-            checkAbort();
-            throw e;
+            if (anyBufferedUnlocked()) {
+                return true;
+            }
+            idleIncoming = false;
+            boolean ready = false;
+            try {
+                if (sharedLinks) {
+                    idleWaiting = true;
+                    ready = announce(links, linkCount, 1);
+                }
+                if (!ready) {
+                    idleSelector.select(markIdleIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+                }
+            } catch (ClosedSelectorException | CancelledKeyException e) {
+                checkAbort();
+                throw e;
+            } finally {
+                if (sharedLinks) {
+                    idleWaiting = false;
+                    announce(links, linkCount, -1);
+                }
+            }
+            if (!sharedLinks) {
+                return idleIncoming;
+            }
+            boolean woke = false;
+            for (int i = 0; i < linkCount; i++) {
+                woke |= links[i].wire.sharedMemory() && links[i].wire.drainWakeups(idleScratch);
+            }
+            if (woke && ownerParking) {
+                selector.wakeup();
+            }
+            return idleIncoming || anyBufferedUnlocked();
+        } finally {
+            exit();
         }
-        return incoming;
     }
 
     /**
@@ -528,6 +715,59 @@ public final class Transport {
     public void closeSelector() {
         Io.closeQuietly(selector);
         Io.closeQuietly(idleSelector);
+    }
+
+    /** Closes {@code resource} (a link's shared memory) in {@link #release}, once no thread uses the links. */
+    public synchronized void releaseWith(AutoCloseable resource) {
+        released.add(resource);
+    }
+
+    /**
+     * After an abort: waits up to {@code timeoutNanos} for every thread to leave the transport's methods, then
+     * closes what {@link #releaseWith} registered (unmaps the shared memory). Should a thread not leave in time
+     * (it cannot, once aborted, unless it hangs in a kernel call), the mappings are left to the garbage collector
+     * rather than pulled from under it. @return whether everything was closed
+     */
+    public boolean release(long timeoutNanos) {
+        if (users.getAndAdd(RELEASED) >= RELEASED) {
+            users.addAndGet(-RELEASED);
+            return true; // released before
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (users.get() != RELEASED) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(RELEASE_POLL_NANOS);
+        }
+        java.util.List<AutoCloseable> toClose;
+        synchronized (this) {
+            toClose = new java.util.ArrayList<>(released);
+            released.clear();
+        }
+        toClose.forEach(Io::closeQuietly);
+        return true;
+    }
+
+    private static final long RELEASE_POLL_NANOS = 1_000_000;
+
+    private final java.util.List<AutoCloseable> released = new java.util.ArrayList<>();
+
+    /** A thread enters a method that may touch shared memory. @return false once {@link #release}d: do not touch it */
+    private boolean enter() {
+        if (users.incrementAndGet() >= RELEASED) {
+            users.decrementAndGet();
+            return false;
+        }
+        return true;
+    }
+
+    private void exit() {
+        users.decrementAndGet();
+    }
+
+    private static boolean sharedMemory(SelectionKey k) {
+        return k.attachment() instanceof Link l && l.wire.sharedMemory();
     }
 
     private void crashForTest() {

@@ -27,6 +27,37 @@ public interface Wire extends ScatteringByteChannel, GatheringByteChannel {
         return false;
     }
 
+    /**
+     * @return true when the bytes do not travel on {@link #socket()} ({@link SharedMemoryWire}): the socket's
+     *         readiness then only says that the peer woke this side or closed, and a wait must first announce itself
+     *         with {@link #waitForBytes}/{@link #waitForRoom}, then consume the wake-ups ({@link #drainWakeups})
+     */
+    default boolean sharedMemory() {
+        return false;
+    }
+
+    /**
+     * For a shared-memory wire: a thread about to wait for bytes (+1), or done waiting (-1); any thread of the
+     * process. @return true when bytes (or the peer's end) are already there after announcing, so the wait must not
+     * happen. A socket's own readiness needs no announcement: false.
+     */
+    default boolean waitForBytes(int delta) {
+        return false;
+    }
+
+    /** Like {@link #waitForBytes}, for room to write; the op's thread only. */
+    default boolean waitForRoom(int delta) {
+        return false;
+    }
+
+    /**
+     * For a shared-memory wire, after a wait on its socket, by the op's thread: consumes the peer's wake-ups and notes
+     * a closed socket. @return whether anything was there
+     */
+    default boolean drainWakeups(java.nio.ByteBuffer scratch) {
+        return false;
+    }
+
     @Override
     default long read(java.nio.ByteBuffer[] dsts) throws java.io.IOException {
         return read(dsts, 0, dsts.length);

@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * the generation ends; {@link #close()} at shutdown.
  */
 public final class Endpoint implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Endpoint.class);
     private final String job;
     private final TransportOptions options;
     private final ServerSocketChannel listener;
@@ -114,48 +115,91 @@ public final class Endpoint implements AutoCloseable {
         } catch (IOException e) {
             throw new KoloException("cannot open a selector for the data plane: " + e.getMessage(), e);
         }
+        Wire[] connected = new Wire[size];
+        Wire[] accepted = new Wire[size];
+        Link[] direct = new Link[size];
         Link left = null;
         Link right = null;
-        if (size > 1) {
-            int r = (rank + 1) % size;
-            int l = (rank - 1 + size) % size;
-            Greeter g = new Greeter(job, generation, channel, rank, ps, pending, options, auth);
-            Wire toRight = null;
-            Wire fromLeft = null;
-            try {
-                toRight = g.connect(r, Handshake.KIND_RING);
+        List<Integer> shared = List.of();
+        try {
+            if (size > 1) {
+                int r = (rank + 1) % size;
+                int l = (rank - 1 + size) % size;
+                Greeter g = new Greeter(job, generation, channel, rank, ps, pending, options, auth);
+                connected[r] = g.connect(r, Handshake.KIND_RING);
                 try {
-                    fromLeft = g.accept(l, Handshake.KIND_RING);
+                    accepted[l] = g.accept(l, Handshake.KIND_RING);
                 } catch (WorkerLostException e) {
                     // The left neighbour may never connect because it was refused too (e.g. the two disagree on
                     // the secret): the right neighbour's refusal of our hello, if any, names the cause.
-                    KoloException refusal = g.refusal(toRight, r);
+                    KoloException refusal = g.refusal(connected[r], r);
                     throw refusal != null ? refusal : e;
                 }
-                g.awaitAck(toRight, r);
-                left = new Link(fromLeft, l, ps.get(l).host());
-                right = new Link(toRight, r, ps.get(r).host());
+                g.awaitAck(connected[r], r);
+                openMesh(g, rank, l, r, connected, accepted);
+                shared = new SharedMemoryUpgrade(job, generation, rank, ps, options, g.deadlineNanos())
+                        .run(connected, accepted, g, transport);
+                left = new Link(accepted[l], l, ps.get(l).host());
+                accepted[l] = null;
                 transport.add(left);
+                right = new Link(connected[r], r, ps.get(r).host());
+                connected[r] = null;
                 transport.add(right);
-            } catch (IOException | RuntimeException e) {
-                Io.closeQuietly(toRight);
-                Io.closeQuietly(fromLeft);
-                transport.closeSelector();
-                if (e instanceof RuntimeException re) {
-                    throw re;
+                for (int j = 0; j < size; j++) {
+                    Wire w = j > rank ? connected[j] : accepted[j];
+                    if (w != null) {
+                        connected[j] = null;
+                        accepted[j] = null;
+                        direct[j] = new Link(w, j, ps.get(j).host());
+                        transport.add(direct[j]);
+                    }
                 }
-                throw new KoloException("cannot set up the data connections: " + e.getMessage(), e);
             }
+        } catch (IOException | RuntimeException e) {
+            for (int j = 0; j < size; j++) {
+                Io.closeQuietly(connected[j]);
+                Io.closeQuietly(accepted[j]);
+            }
+            transport.abort(new WorkerLostException("generation " + generation + " could not connect", -1, null));
+            transport.release(RELEASE_TIMEOUT_NANOS);
+            if (e instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new KoloException("cannot set up the data connections: " + e.getMessage(), e);
         }
-        PeerLinks links = new PeerLinks(this, channel, ps, transport, left, right);
-        try {
-            links.openMesh(job, options);
-        } catch (RuntimeException e) {
-            links.close();
-            throw e;
+        if (!shared.isEmpty()) {
+            LOG.info("data plane: generation {}{} rank {} reaches rank{} {} through shared memory", generation,
+                    channel == 0 ? "" : " process set " + channel, rank, shared.size() == 1 ? "" : "s", shared);
         }
+        PeerLinks links = new PeerLinks(this, channel, ps, transport, left, right, direct, shared);
         rings.add(links);
         return links;
+    }
+
+    /** Longest a closing ring waits for its threads to leave before its shared memory is unmapped. */
+    static final long RELEASE_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+
+    /**
+     * Opens direct connections to the non-neighbours (none below 4 ranks): the lower rank connects, the higher one
+     * accepts, so that no op ever waits for a connection.
+     */
+    private static void openMesh(Greeter g, int rank, int left, int right, Wire[] connected, Wire[] accepted) {
+        int size = connected.length;
+        for (int j = rank + 1; j < size; j++) {
+            if (j != left && j != right) {
+                connected[j] = g.connect(j, Handshake.KIND_DIRECT);
+            }
+        }
+        for (int j = 0; j < rank; j++) {
+            if (j != left && j != right) {
+                accepted[j] = g.accept(j, Handshake.KIND_DIRECT);
+            }
+        }
+        for (int j = rank + 1; j < size; j++) {
+            if (j != left && j != right) {
+                g.awaitAck(connected[j], j);
+            }
+        }
     }
 
     /** @return the handshake authentication of the job, or null without a secret */

@@ -37,6 +37,10 @@ public final class Greeter {
     private final long timeoutMillis;
     private final HandshakeAuth auth;
     private final SSLContext tls;
+    /** Whether this rank's hellos to co-located peers offer shared memory. */
+    private final boolean offersSharedMemory;
+    /** By peer: whether the connection it opened to this rank (the one accepted) offers shared memory. */
+    private final boolean[] peerOffersSharedMemory;
 
     /** @param auth the job's handshake authentication, or null when the job has no secret */
     Greeter(String job, long generation, int channel, int rank, List<PeerAddress> peers, PendingConnections pending,
@@ -44,6 +48,8 @@ public final class Greeter {
         this.channel = channel;
         this.auth = auth;
         this.tls = options.tls();
+        this.offersSharedMemory = options.sharedMemory();
+        this.peerOffersSharedMemory = new boolean[peers.size()];
         this.job = job;
         this.generation = generation;
         this.rank = rank;
@@ -53,6 +59,21 @@ public final class Greeter {
         this.socketBufferBytes = options.socketBufferBytes();
         this.timeoutMillis = options.connectTimeout().toMillis();
         this.deadlineNanos = System.nanoTime() + options.connectTimeout().toNanos();
+    }
+
+    /** @return whether this rank's connection to {@code peer} offered shared memory in its hello */
+    boolean offered(int peer) {
+        return offersSharedMemory && SharedMemoryUpgrade.colocated(peers, rank, peer);
+    }
+
+    /** @return whether the connection {@code peer} opened to this rank (claimed by {@link #accept}) offers it */
+    boolean peerOffered(int peer) {
+        return peerOffersSharedMemory[peer];
+    }
+
+    /** @return when forming this generation's connections must be done ({@link System#nanoTime()}) */
+    long deadlineNanos() {
+        return deadlineNanos;
     }
 
     /**
@@ -75,8 +96,9 @@ public final class Greeter {
                     wire = Wire.plain(ch);
                 }
                 byte[] nonce = auth == null ? null : auth.nonce();
-                ByteBuffer hello = Handshake.encodeHello(new Handshake.Hello(kind, generation, channel, rank, peer, size, job),
-                        nonce);
+                boolean sharedMemory = offersSharedMemory && SharedMemoryUpgrade.colocated(peers, rank, peer);
+                ByteBuffer hello = Handshake.encodeHello(
+                        new Handshake.Hello(kind, generation, channel, rank, peer, size, job, sharedMemory), nonce);
                 byte[] helloBytes = java.util.Arrays.copyOf(hello.array(), hello.limit());
                 Io.writeFully(wire, hello, deadlineNanos);
                 if (auth != null) {
@@ -152,6 +174,7 @@ public final class Greeter {
             }
             try {
                 Io.writeFully(p.channel(), Handshake.encodeAck(Handshake.ACCEPTED, generation, rank, ""), deadlineNanos);
+                peerOffersSharedMemory[peer] = h.sharedMemory();
                 return p.channel();
             } catch (IOException e) {
                 Io.closeQuietly(p.channel());

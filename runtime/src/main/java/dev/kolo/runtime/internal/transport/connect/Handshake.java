@@ -35,13 +35,24 @@ public final class Handshake {
     static final short CHALLENGE = 2;
     /** Hello flag (byte 7): the connector authenticates; a nonce follows the job name. */
     static final byte FLAG_AUTHENTICATED = 1;
+    /**
+     * Hello flag (byte 7): the two ranks share a host and the connector offers shared memory; a shared-memory offer
+     * follows the handshake ({@link SharedMemoryUpgrade}) and the acceptor answers it.
+     */
+    static final byte FLAG_SHARED_MEMORY = 2;
     static final int CHALLENGE_EXTRA_BYTES = HandshakeAuth.NONCE_BYTES + HandshakeAuth.PROOF_BYTES;
 
     private Handshake() {
     }
 
-    /** A decoded hello. */
-    record Hello(byte kind, long generation, int channel, int senderRank, int receiverRank, int size, String job) {
+    /** A decoded hello; {@code sharedMemory}: a shared-memory offer follows the handshake. */
+    record Hello(byte kind, long generation, int channel, int senderRank, int receiverRank, int size, String job,
+            boolean sharedMemory) {
+        /** A hello without a shared-memory offer. */
+        Hello(byte kind, long generation, int channel, int senderRank, int receiverRank, int size, String job) {
+            this(kind, generation, channel, senderRank, receiverRank, size, job, false);
+        }
+
         String describe() {
             return (kind == KIND_RING ? "ring" : "direct") + " connection of job '" + job + "' generation "
                     + generation + (channel == 0 ? "" : " process set " + channel) + " from rank " + senderRank + " to rank " + receiverRank + " (size " + size + ")";
@@ -63,7 +74,8 @@ public final class Handshake {
             throw new IllegalArgumentException("job name longer than " + MAX_TEXT_BYTES + " bytes");
         }
         ByteBuffer b = ByteBuffer.allocate(HELLO_FIXED_BYTES + job.length + (nonce == null ? 0 : nonce.length));
-        b.putInt(MAGIC).putShort(VERSION).put(h.kind()).put(nonce == null ? 0 : FLAG_AUTHENTICATED)
+        byte flags = (byte) ((nonce == null ? 0 : FLAG_AUTHENTICATED) | (h.sharedMemory() ? FLAG_SHARED_MEMORY : 0));
+        b.putInt(MAGIC).putShort(VERSION).put(h.kind()).put(flags)
                 .putLong(h.generation()).putInt(h.senderRank()).putInt(h.receiverRank()).putInt(h.size())
                 .putShort((short) h.channel()).putShort((short) job.length).put(job);
         if (nonce != null) {
@@ -79,10 +91,10 @@ public final class Handshake {
      */
     static boolean helloAuthenticated(ByteBuffer fixed) {
         byte flags = fixed.get(7);
-        if ((flags & ~FLAG_AUTHENTICATED) != 0) {
+        if ((flags & ~(FLAG_AUTHENTICATED | FLAG_SHARED_MEMORY)) != 0) {
             throw new IllegalArgumentException(String.format("unknown hello flags 0x%02x", flags));
         }
-        return flags == FLAG_AUTHENTICATED;
+        return (flags & FLAG_AUTHENTICATED) != 0;
     }
 
     /**
@@ -129,7 +141,8 @@ public final class Handshake {
             throw new IllegalArgumentException("hello fields senderRank = " + sender + ", receiverRank = " + receiver
                     + " are not two ranks of a ring of " + size);
         }
-        return new Hello(kind, generation, channel, sender, receiver, size, utf8(text, "job"));
+        return new Hello(kind, generation, channel, sender, receiver, size, utf8(text, "job"),
+                (fixed.get(7) & FLAG_SHARED_MEMORY) != 0);
     }
 
     static ByteBuffer encodeAck(short status, long generation, int rank, String reason) {

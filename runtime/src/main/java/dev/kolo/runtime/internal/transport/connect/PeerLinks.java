@@ -2,10 +2,8 @@ package dev.kolo.runtime.internal.transport.connect;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.WorkerLostException;
-import dev.kolo.runtime.internal.transport.Io;
 import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Transport;
-import dev.kolo.runtime.internal.transport.Wire;
 import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
@@ -30,14 +28,19 @@ public final class PeerLinks {
     private final Link right;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
+    private final List<Integer> sharedMemoryPeers;
+    private final String transportLabel;
 
-    PeerLinks(Endpoint endpoint, int channel, List<PeerAddress> peers, Transport transport, Link left, Link right) {
+    PeerLinks(Endpoint endpoint, int channel, List<PeerAddress> peers, Transport transport, Link left, Link right,
+            Link[] direct, List<Integer> sharedMemoryPeers) {
         this.endpoint = endpoint;
         this.channel = channel;
         this.peers = peers;
         this.transport = transport;
         this.left = left;
         this.right = right;
+        this.sharedMemoryPeers = List.copyOf(sharedMemoryPeers);
+        this.transportLabel = transportOf(transport.size, sharedMemoryPeers.size(), endpoint.options().tls() != null);
         int size = transport.size;
         this.sendLinks = new Link[size];
         this.recvLinks = new Link[size];
@@ -52,6 +55,30 @@ public final class PeerLinks {
                 recvLinks[right.peerRank] = right;
             }
         }
+        for (int j = 0; j < size; j++) {
+            if (direct[j] != null) {
+                sendLinks[j] = direct[j];
+                recvLinks[j] = direct[j];
+            }
+        }
+    }
+
+    /**
+     * @return {@code shm} when every peer is reached through shared memory, {@code tcp} (or {@code tls}) when none is,
+     *         {@code shm+tcp} (or {@code shm+tls}) when some are
+     */
+    public String transportLabel() {
+        return transportLabel;
+    }
+
+    private static String transportOf(int size, int sharedPeers, boolean tls) {
+        String network = tls ? "tls" : "tcp";
+        return sharedPeers == 0 ? network : sharedPeers == size - 1 ? "shm" : "shm+" + network;
+    }
+
+    /** @return the ranks this rank reaches through shared memory (co-located, both with it on), in rank order */
+    public List<Integer> sharedMemoryPeers() {
+        return sharedMemoryPeers;
     }
 
     /** @return the frame pump over these links */
@@ -83,53 +110,8 @@ public final class PeerLinks {
     public void close() {
         abortWith(new WorkerLostException("the ring of generation " + transport.generation + " is closed", -1, null));
         transport.closeSelector();
+        transport.release(Endpoint.RELEASE_TIMEOUT_NANOS);
         endpoint.forget(this);
-    }
-
-    /**
-     * Opens direct connections to the non-neighbours (none below 4 ranks): the lower rank connects, the
-     * higher one accepts. Called by {@link Endpoint#connect} so that no op ever waits for a connection.
-     */
-    void openMesh(String job, TransportOptions options) {
-        int rank = transport.rank;
-        int size = transport.size;
-        Greeter g = new Greeter(job, transport.generation, channel, rank, peers, endpoint.pending(), options, endpoint.auth());
-        Wire[] connected = new Wire[size];
-        try {
-            for (int j = rank + 1; j < size; j++) {
-                if (sendLinks[j] == null) {
-                    connected[j] = g.connect(j, Handshake.KIND_DIRECT);
-                }
-            }
-            for (int j = 0; j < rank; j++) {
-                if (sendLinks[j] == null) {
-                    addDirect(new Link(g.accept(j, Handshake.KIND_DIRECT), j, peers.get(j).host()));
-                }
-            }
-            for (int j = rank + 1; j < size; j++) {
-                if (connected[j] != null) {
-                    g.awaitAck(connected[j], j);
-                    addDirect(new Link(connected[j], j, peers.get(j).host()));
-                    connected[j] = null;
-                }
-            }
-        } catch (RuntimeException e) {
-            for (Wire ch : connected) {
-                Io.closeQuietly(ch);
-            }
-            throw e;
-        }
-    }
-
-    private void addDirect(Link link) {
-        try {
-            transport.add(link);
-        } catch (IOException e) {
-            link.close();
-            throw transport.lost(link, "could not be set up (" + e + ")", -1, e);
-        }
-        sendLinks[link.peerRank] = link;
-        recvLinks[link.peerRank] = link;
     }
 
     /**

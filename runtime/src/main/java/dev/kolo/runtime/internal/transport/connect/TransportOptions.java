@@ -12,8 +12,14 @@ public final class TransportOptions {
     private final int socketBufferBytes;
     private final byte[] authenticationKey;
     private final SSLContext tls;
+    private final boolean sharedMemory;
+    private final int sharedMemoryBytes;
+    private final java.nio.file.Path sharedMemoryDir;
 
     private TransportOptions(Builder b) {
+        this.sharedMemory = b.sharedMemory;
+        this.sharedMemoryBytes = b.sharedMemoryBytes;
+        this.sharedMemoryDir = b.sharedMemoryDir;
         this.tls = b.tls;
         this.authenticationKey = b.authenticationKey;
         this.progressTimeout = b.progressTimeout;
@@ -22,7 +28,10 @@ public final class TransportOptions {
         this.socketBufferBytes = b.socketBufferBytes;
     }
 
-    /** @return progress timeout 30 s, connect timeout 30 s, 512 KiB chunks, OS-tuned socket buffers */
+    /**
+     * @return progress timeout 30 s, connect timeout 30 s, 512 KiB chunks, OS-tuned socket buffers, shared memory
+     *         between ranks of one host with rings of {@link #DEFAULT_SHARED_MEMORY_BYTES}
+     */
     public static TransportOptions defaults() {
         return builder().build();
     }
@@ -66,6 +75,26 @@ public final class TransportOptions {
         return tls;
     }
 
+    /** @return whether ranks of one host move their bytes through shared memory */
+    public boolean sharedMemory() {
+        return sharedMemory;
+    }
+
+    /** @return each direction's ring between two co-located ranks, in bytes */
+    public int sharedMemoryBytes() {
+        return sharedMemoryBytes;
+    }
+
+    /** @return where shared-memory segments are made (a tmpfs) */
+    public java.nio.file.Path sharedMemoryDir() {
+        return sharedMemoryDir;
+    }
+
+    /** Each direction's ring between two co-located ranks, unless set otherwise. */
+    public static final int DEFAULT_SHARED_MEMORY_BYTES = 1 << 20;
+    /** The tmpfs every Linux host and container has. */
+    public static final java.nio.file.Path DEFAULT_SHARED_MEMORY_DIR = java.nio.file.Path.of("/dev/shm");
+
     /** Builder of {@link TransportOptions}. */
     public static final class Builder {
         private Duration progressTimeout = Duration.ofSeconds(30);
@@ -74,8 +103,45 @@ public final class TransportOptions {
         private int socketBufferBytes = 0;
         private byte[] authenticationKey;
         private SSLContext tls;
+        private boolean sharedMemory = true;
+        private int sharedMemoryBytes = DEFAULT_SHARED_MEMORY_BYTES;
+        private java.nio.file.Path sharedMemoryDir = DEFAULT_SHARED_MEMORY_DIR;
 
         private Builder() {
+        }
+
+        /**
+         * @param on whether ranks of one host move their bytes through shared memory (the connection they
+         *        authenticated on stays as doorbell and watch); off, or where a segment cannot be made or mapped, they
+         *        use TCP
+         * @return this
+         */
+        public Builder sharedMemory(boolean on) {
+            this.sharedMemory = on;
+            return this;
+        }
+
+        /**
+         * @param bytes each direction's ring between two co-located ranks: a power of two from
+         *        {@link dev.kolo.runtime.internal.transport.SharedRing#MIN_CAPACITY} to
+         *        {@link dev.kolo.runtime.internal.transport.SharedRing#MAX_CAPACITY}
+         * @return this
+         */
+        public Builder sharedMemoryBytes(int bytes) {
+            if (Integer.bitCount(bytes) != 1 || bytes < dev.kolo.runtime.internal.transport.SharedRing.MIN_CAPACITY
+                    || bytes > dev.kolo.runtime.internal.transport.SharedRing.MAX_CAPACITY) {
+                throw new IllegalArgumentException("sharedMemoryBytes must be a power of two from "
+                        + dev.kolo.runtime.internal.transport.SharedRing.MIN_CAPACITY + " to "
+                        + dev.kolo.runtime.internal.transport.SharedRing.MAX_CAPACITY + ": " + bytes);
+            }
+            this.sharedMemoryBytes = bytes;
+            return this;
+        }
+
+        /** @param dir where segments are made (a tmpfs, {@code /dev/shm} by default) @return this */
+        public Builder sharedMemoryDir(java.nio.file.Path dir) {
+            this.sharedMemoryDir = Objects.requireNonNull(dir, "sharedMemoryDir");
+            return this;
         }
 
         /**

@@ -52,7 +52,9 @@ class MalformedPeerTest {
     @BeforeEach
     void formRingWithFakePeer() throws Exception {
         plane = Endpoint.start(Endpoint.bindEphemeral("127.0.0.1"), JOB,
-                TransportOptions.builder().progressTimeout(PROGRESS).connectTimeout(Duration.ofSeconds(10)).build());
+                // The hand-written peer speaks TCP frames only: no shared-memory offer between the two.
+                TransportOptions.builder().progressTimeout(PROGRESS).connectTimeout(Duration.ofSeconds(10))
+                        .sharedMemory(false).build());
         fakeListener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
         List<PeerAddress> peers = List.of(new PeerAddress("127.0.0.1", plane.port()),
                 new PeerAddress("127.0.0.1", ((InetSocketAddress) fakeListener.getLocalAddress()).getPort()));

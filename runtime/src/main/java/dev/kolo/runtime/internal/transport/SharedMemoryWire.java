@@ -1,0 +1,157 @@
+package dev.kolo.runtime.internal.transport;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The byte stream between two ranks of one host, through a shared-memory segment: one {@link SharedRing} each way.
+ * Frames, notices and every schedule run over it exactly as over a socket; only the bytes take another road.
+ *
+ * <p>The data connection the two ranks authenticated each other on stays open beside it and carries no data: it is
+ * the doorbell and the watch. A side that parks raises its wait counter in the ring, looks once more and then waits
+ * in its selector for this socket; a side that moves a cursor and sees the other side's counter raised writes one
+ * byte to the socket. A peer that dies closes the socket (the kernel does it for a killed process), which wakes a
+ * parked waiter just as on TCP, so the flags are never the only thing a wait watches; a stopped peer is caught by
+ * the same progress deadline and membership as on TCP.
+ *
+ * <p>Threads: the thread that runs ops (holding the ring) reads, writes and drains the doorbell; another thread of
+ * the process may only ask {@link #hasBuffered()} and raise or lower the reader's wait counter ({@link
+ * #waitForBytes}), for the idle wait.
+ */
+public final class SharedMemoryWire implements Wire {
+    private static final int DOORBELL_DRAIN_BYTES = 64;
+
+    private final SocketChannel socket;
+    private final SharedRing in;
+    private final SharedRing out;
+    private final ByteBuffer doorbell = ByteBuffer.allocateDirect(1);
+    /** The socket reached its end (or failed): the peer closed it or is gone. */
+    private volatile boolean peerClosed;
+
+    /**
+     * @param socket the authenticated data connection to the same peer: doorbell and watch, no data
+     * @param in the ring the peer writes
+     * @param out the ring this rank writes
+     */
+    public SharedMemoryWire(SocketChannel socket, SharedRing in, SharedRing out) {
+        this.socket = socket;
+        this.in = in;
+        this.out = out;
+    }
+
+    @Override
+    public SocketChannel socket() {
+        return socket;
+    }
+
+    @Override
+    public boolean flushed() {
+        return true;
+    }
+
+    @Override
+    public boolean sharedMemory() {
+        return true;
+    }
+
+    /** Bytes in the ring, or the peer's end: either way a read would not return 0. Any thread. */
+    @Override
+    public boolean hasBuffered() {
+        return peerClosed || in.hasBytes();
+    }
+
+    @Override
+    public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        long n = in.read(dsts, offset, length);
+        if (n > 0) {
+            if (in.writersWaiting()) {
+                ring();
+            }
+            return n;
+        }
+        return peerClosed && !in.hasBytes() ? -1 : 0;
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        return (int) read(new ByteBuffer[] {dst}, 0, 1); // setup and failure paths only
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        if (peerClosed) {
+            throw new IOException("the peer closed its end of the shared-memory link");
+        }
+        long n = out.write(srcs, offset, length);
+        if (n > 0 && out.readersWaiting()) {
+            ring();
+        }
+        return n;
+    }
+
+    @Override
+    public int write(ByteBuffer src) throws IOException {
+        return (int) write(new ByteBuffer[] {src}, 0, 1); // failure path only (abort notices)
+    }
+
+    /**
+     * Wakes the peer's parked thread. A full socket buffer means wake-ups are pending already; a failed socket means
+     * the peer is gone, which its own end tells it.
+     */
+    private void ring() {
+        doorbell.clear();
+        try {
+            socket.write(doorbell);
+        } catch (IOException e) {
+            peerClosed = true;
+        }
+    }
+
+    /**
+     * Before a thread parks for this wire's bytes (+1) or after (-1). @return whether bytes (or the peer's end) are
+     * there already after raising the counter, so that the park must not happen; any thread
+     */
+    @Override
+    public boolean waitForBytes(int delta) {
+        in.readersWaiting(delta);
+        return delta > 0 && hasBuffered();
+    }
+
+    /**
+     * Before the op's thread parks for room to write (+1) or after (-1). @return whether there is room (or the peer
+     * is gone) after raising the counter, so that the park must not happen
+     */
+    @Override
+    public boolean waitForRoom(int delta) {
+        out.writersWaiting(delta);
+        return delta > 0 && (peerClosed || out.hasRoom());
+    }
+
+    /**
+     * Consumes the wake-ups that arrived on the socket, by the op's thread after it parked. Notes the peer's end.
+     *
+     * @return whether any wake-up (or the end) was there
+     */
+    @Override
+    public boolean drainWakeups(ByteBuffer scratch) {
+        boolean any = false;
+        try {
+            while (true) {
+                scratch.clear().limit(Math.min(scratch.capacity(), DOORBELL_DRAIN_BYTES));
+                int n = socket.read(scratch);
+                if (n < 0) {
+                    peerClosed = true;
+                    return true;
+                }
+                if (n == 0) {
+                    return any;
+                }
+                any = true;
+            }
+        } catch (IOException e) {
+            peerClosed = true;
+            return true;
+        }
+    }
+}
