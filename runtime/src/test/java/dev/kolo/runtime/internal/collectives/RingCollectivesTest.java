@@ -25,22 +25,38 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every collective against a double-precision sequential reference, on rings of 1 to 5 ranks formed once
- * for the class. Small 16 KiB chunks so that modest lengths already exercise the pipeline.
+ * for the class, over one transport ({@link RingCollectivesOverTcpTest}, {@link RingCollectivesOverSharedMemoryTest}).
+ * Small 16 KiB chunks so that modest lengths already exercise the pipeline.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(120)
-class RingCollectivesTest {
+abstract class RingCollectivesTest {
     /** The element-wise ops; Adasum has its own reference ({@link AdasumAllreduceTest}). */
     private static final java.util.List<ReduceOp> ELEMENT_WISE = java.util.Arrays.stream(ReduceOp.values())
             .filter(op -> op != ReduceOp.ADASUM).toList();
     static final int MAX_SIZE = 5;
     private final List<TestRings> clusters = new ArrayList<>();
 
+    /** @return the options every rank's data plane gets (16 KiB chunks, and the transport under test) */
+    abstract TransportOptions.Builder options();
+
+    /** @return the transport every ring of 2 or more ranks must report ({@code DataPlane.transport()}) */
+    abstract String transport();
+
     @BeforeAll
     void formRings() throws Exception {
-        TransportOptions options = TransportOptions.builder().chunkBytes(16 * 1024).build();
+        TransportOptions options = options().chunkBytes(16 * 1024).build();
         for (int n = 1; n <= MAX_SIZE; n++) {
             clusters.add(TestRings.formed(n, options));
+        }
+    }
+
+    @Test
+    void everyRingRunsOverTheTransportUnderTest() {
+        for (int n = 2; n <= MAX_SIZE; n++) {
+            for (Ring r : ring(n).rings) {
+                assertEquals(transport(), r.transport(), "np " + n + " rank " + r.rank());
+            }
         }
     }
 
