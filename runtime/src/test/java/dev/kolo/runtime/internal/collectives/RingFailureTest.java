@@ -71,6 +71,37 @@ class RingFailureTest {
         }
     }
 
+    /**
+     * A co-located peer that goes away without a word (its process ends: the kernel closes its connections, no abort
+     * notice in the rings) while the others wait for its bytes in shared memory: they are parked in their selectors on
+     * the doorbell sockets, whose end wakes them, and fail at once rather than at the progress deadline.
+     */
+    @Test
+    void sharedMemoryPeerWhoseConnectionsEndFailsTheOthersAtOnce() throws Exception {
+        TransportOptions options = TransportOptions.builder().sharedMemory(true).build(); // 30 s progress timeout
+        try (TestRings c = TestRings.formed(3, options)) {
+            assertEquals("shm", c.rings.get(0).transport());
+            long seq = c.nextSeq();
+            int count = 1 << 20;
+            List<Future<Outcome>> fs = c.submitAll((rank, ring) -> {
+                if (rank == 2) {
+                    Thread.sleep(300); // the others are parked, waiting for it
+                    ring.close();
+                    return null;
+                }
+                return timed((r, g) -> {
+                    g.allreduce(seq, Elements.direct(count * 4), DType.FLOAT32, count, ReduceOp.SUM, 1.0, 1.0);
+                    return null;
+                }, rank, ring);
+            });
+            for (int r = 0; r < 2; r++) {
+                Outcome o = fs.get(r).get(20, TimeUnit.SECONDS);
+                assertInstanceOf(WorkerLostException.class, o.error(), "rank " + r);
+                assertTrue(o.millis() < 5000, "rank " + r + " took " + o.millis() + " ms");
+            }
+        }
+    }
+
     @Test
     void hungPeerFailsTheOthersAfterTheProgressTimeout() throws Exception {
         TransportOptions options = TransportOptions.builder().progressTimeout(Duration.ofMillis(500)).build();
