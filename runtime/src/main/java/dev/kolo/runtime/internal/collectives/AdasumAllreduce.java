@@ -25,6 +25,7 @@ final class AdasumAllreduce {
     /** The fraction of a combined vector an all-zero side keeps: any value would do, as the side is zero. */
     private static final double ZERO_NORM_COEFFICIENT = 1.0;
 
+    private final Peers peers;
     private final Transport transport;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
@@ -43,11 +44,12 @@ final class AdasumAllreduce {
     private final Vector own = new Vector();
     private final Vector other = new Vector();
 
-    AdasumAllreduce(Transport transport, Link[] sendLinks, Link[] recvLinks) {
-        this.transport = transport;
-        this.sendLinks = sendLinks;
-        this.recvLinks = recvLinks;
-        this.group = new PowerOfTwoGroup(transport.size, transport.rank);
+    AdasumAllreduce(Peers peers) {
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.sendLinks = peers.sendLinks;
+        this.recvLinks = peers.recvLinks;
+        this.group = new PowerOfTwoGroup(peers.size, peers.rank);
         this.stepLo = new int[group.steps()];
         this.stepHi = new int[group.steps()];
     }

@@ -11,22 +11,24 @@ import java.nio.ByteBuffer;
  * plus n-2 chunks) wins for large buffers.
  */
 final class BinomialBroadcast {
+    private final Peers peers;
     private final Transport transport;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
     private final PairStep step;
     private final ContiguousRegion contiguous = new ContiguousRegion();
 
-    BinomialBroadcast(Transport transport, Link[] sendLinks, Link[] recvLinks, Reducer reducer) {
-        this.transport = transport;
-        this.sendLinks = sendLinks;
-        this.recvLinks = recvLinks;
-        this.step = new PairStep(reducer, transport.staging);
+    BinomialBroadcast(Peers peers, Reducer reducer) {
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.sendLinks = peers.sendLinks;
+        this.recvLinks = peers.recvLinks;
+        this.step = new PairStep(reducer, peers.staging());
     }
 
     void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, int bytes, int root) {
-        int size = transport.size;
-        int me = Math.floorMod(transport.rank - root, size); // counted from the root
+        int size = peers.size;
+        int me = Math.floorMod(peers.rank - root, size); // counted from the root
         Region region = contiguous.of(sendView, view);
         try {
             for (int mask = 1; mask < size; mask <<= 1) {

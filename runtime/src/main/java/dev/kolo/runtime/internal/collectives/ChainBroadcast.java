@@ -13,22 +13,24 @@ import java.nio.ByteBuffer;
  * plus (n-2) chunk latencies. The last rank before the root only receives.
  */
 final class ChainBroadcast {
+    private final Peers peers;
     private final Transport transport;
     private final Link left;
     private final Link right;
     private final ChainSchedule schedule = new ChainSchedule();
     private final int chunkBytes;
 
-    ChainBroadcast(Transport transport, Link left, Link right, int chunkBytes) {
-        this.transport = transport;
-        this.left = left;
-        this.right = right;
+    ChainBroadcast(Peers peers, int chunkBytes) {
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.left = peers.left;
+        this.right = peers.right;
         this.chunkBytes = chunkBytes;
     }
 
     void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, int bytes, int root) {
-        int size = transport.size;
-        int rank = transport.rank;
+        int size = peers.size;
+        int rank = peers.rank;
         boolean isRoot = rank == root;
         boolean forwards = (rank + 1) % size != root;
         int chunks = bytes == 0 ? 0 : (int) ((bytes + (long) chunkBytes - 1) / chunkBytes);

@@ -20,21 +20,25 @@ final class DirectAllreduce {
     /** Scratch per rank: at least 8 bytes, so the barrier's one-byte op always fits. */
     private static final int SLOT = Math.max(8, MAX_BYTES);
 
+    private final Peers peers;
     private final Transport transport;
     private final Reducer reducer;
     private final ByteBuffer gathered; // block j holds rank j's vector
     private final OneFrameEachWay frame = new OneFrameEachWay();
 
-    DirectAllreduce(Transport transport, Reducer reducer) {
-        this.transport = transport;
+    DirectAllreduce(Peers peers, Reducer reducer) {
+        this.peers = peers;
+        this.transport = peers.transport;
         this.reducer = reducer;
-        this.gathered = ByteBuffer.allocateDirect(SLOT * transport.size).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        this.gathered = ByteBuffer.allocateDirect(SLOT * peers.size).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     }
 
     void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
-            double prescale, double postscale, Link[] sendLinks, Link[] recvLinks) {
-        int size = transport.size;
-        int rank = transport.rank;
+            double prescale, double postscale) {
+        int size = peers.size;
+        int rank = peers.rank;
+        Link[] sendLinks = peers.sendLinks;
+        Link[] recvLinks = peers.recvLinks;
         int bytes = count * dtype.byteSize();
         if (prescale != 1.0) {
             view.clear();

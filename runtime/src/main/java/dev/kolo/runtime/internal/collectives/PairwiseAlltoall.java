@@ -15,23 +15,22 @@ import java.nio.ByteBuffer;
  * on the first alltoall of the generation.
  */
 final class PairwiseAlltoall {
+    private final Peers peers;
     private final Transport transport;
     private final StepSchedule schedule = new StepSchedule();
     private final int chunkBytes;
 
-    PairwiseAlltoall(Transport transport, int chunkBytes) {
-        this.transport = transport;
+    PairwiseAlltoall(Peers peers, int chunkBytes) {
+        this.peers = peers;
+        this.transport = peers.transport;
         this.chunkBytes = chunkBytes;
     }
 
-    /**
-     * @param sendLinks link to use for sending to each rank
-     * @param recvLinks link to use for receiving from each rank
-     */
-    void run(long seq, ByteBuffer sendView, int[] sendBounds, ByteBuffer recvView, int[] recvBounds,
-            Link[] sendLinks, Link[] recvLinks) {
-        int size = transport.size;
-        int rank = transport.rank;
+    void run(long seq, ByteBuffer sendView, int[] sendBounds, ByteBuffer recvView, int[] recvBounds) {
+        int size = peers.size;
+        int rank = peers.rank;
+        Link[] sendLinks = peers.sendLinks;
+        Link[] recvLinks = peers.recvLinks;
         // Own block: a local copy.
         int own = sendBounds[rank + 1] - sendBounds[rank];
         sendView.limit(sendBounds[rank] + own).position(sendBounds[rank]);

@@ -15,6 +15,7 @@ import dev.kolo.runtime.internal.transport.Transport;
  * rank and then copied, so every rank ends with the same bytes.
  */
 final class RabenseifnerAllreduce extends RegionAllreduce {
+    private final Peers peers;
     private final Transport transport;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
@@ -25,13 +26,14 @@ final class RabenseifnerAllreduce extends RegionAllreduce {
     /** When the last run's reduce-scatter ended (System.nanoTime), -1 for a rank that folded away. */
     private long reduceScatterEndNanos = -1;
 
-    RabenseifnerAllreduce(Transport transport, Link[] sendLinks, Link[] recvLinks, Reducer reducer) {
-        this.transport = transport;
-        this.sendLinks = sendLinks;
-        this.recvLinks = recvLinks;
+    RabenseifnerAllreduce(Peers peers, Reducer reducer) {
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.sendLinks = peers.sendLinks;
+        this.recvLinks = peers.recvLinks;
         this.reducer = reducer;
-        this.group = new PowerOfTwoGroup(transport.size, transport.rank);
-        this.step = new PairStep(reducer, transport.staging);
+        this.group = new PowerOfTwoGroup(peers.size, peers.rank);
+        this.step = new PairStep(reducer, peers.staging());
         this.bounds = new int[group.p + 1];
     }
 
@@ -71,7 +73,7 @@ final class RabenseifnerAllreduce extends RegionAllreduce {
                 }
             }
             reduceScatterEndNanos = System.nanoTime();
-            double finalScale = op == ReduceOp.AVERAGE ? postscale / transport.size : postscale;
+            double finalScale = op == ReduceOp.AVERAGE ? postscale / peers.size : postscale;
             if (finalScale != 1.0) {
                 region.scale(reducer, dtype, bounds[lo], bounds[hi], finalScale); // once, by the block's owner
             }

@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
  * buffers there. Blocks may have any size, zero included; everything lands in place.
  */
 final class RecursiveDoublingAllgather {
+    private final Peers peers;
     private final Transport transport;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
@@ -21,19 +22,20 @@ final class RecursiveDoublingAllgather {
     private final int[] bounds;
     private final ContiguousRegion contiguous = new ContiguousRegion();
 
-    RecursiveDoublingAllgather(Transport transport, Link[] sendLinks, Link[] recvLinks, Reducer reducer) {
-        this.transport = transport;
-        this.sendLinks = sendLinks;
-        this.recvLinks = recvLinks;
-        this.group = new PowerOfTwoGroup(transport.size, transport.rank);
-        this.step = new PairStep(reducer, transport.staging);
-        this.bounds = new int[transport.size + 1];
+    RecursiveDoublingAllgather(Peers peers, Reducer reducer) {
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.sendLinks = peers.sendLinks;
+        this.recvLinks = peers.recvLinks;
+        this.group = new PowerOfTwoGroup(peers.size, peers.rank);
+        this.step = new PairStep(reducer, peers.staging());
+        this.bounds = new int[peers.size + 1];
     }
 
     /** @param byteCounts bytes of each rank's block, in rank order; blocks are concatenated in the buffer */
     void run(long seq, ByteBuffer sendView, ByteBuffer view, int[] byteCounts) {
-        int size = transport.size;
-        int rank = transport.rank;
+        int size = peers.size;
+        int rank = peers.rank;
         bounds[0] = 0;
         for (int r = 0; r < size; r++) {
             bounds[r + 1] = bounds[r] + byteCounts[r];

@@ -17,6 +17,7 @@ import java.nio.ByteOrder;
  * symmetric bit for bit (MIN and MAX of signed zeros or of NaNs with different payloads).
  */
 final class RecursiveDoublingAllreduce {
+    private final Peers peers;
     private final Transport transport;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
@@ -27,13 +28,14 @@ final class RecursiveDoublingAllreduce {
     /** Largest vector this path takes: the size of its scratch buffer. */
     final int maxBytes;
 
-    RecursiveDoublingAllreduce(Transport transport, Link[] sendLinks, Link[] recvLinks, Reducer reducer,
+    RecursiveDoublingAllreduce(Peers peers, Reducer reducer,
             int maxBytes) {
-        this.transport = transport;
-        this.sendLinks = sendLinks;
-        this.recvLinks = recvLinks;
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.sendLinks = peers.sendLinks;
+        this.recvLinks = peers.recvLinks;
         this.reducer = reducer;
-        this.group = new PowerOfTwoGroup(transport.size, transport.rank);
+        this.group = new PowerOfTwoGroup(peers.size, peers.rank);
         this.maxBytes = maxBytes;
         this.scratch = ByteBuffer.allocateDirect(Math.max(8, maxBytes)).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -60,7 +62,7 @@ final class RecursiveDoublingAllreduce {
                 run(seq, group.rankOf(me ^ mask), sendView, offset, bytes, scratch, 0, bytes);
                 combine(view, offset, dtype, count, op, bytes, (me & mask) != 0);
             }
-            double finalScale = op == ReduceOp.AVERAGE ? postscale / transport.size : postscale;
+            double finalScale = op == ReduceOp.AVERAGE ? postscale / peers.size : postscale;
             if (finalScale != 1.0) {
                 reducer.scale(dtype, view, offset, count, finalScale);
             }

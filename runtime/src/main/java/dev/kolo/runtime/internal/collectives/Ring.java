@@ -4,7 +4,6 @@ import dev.kolo.runtime.DType;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.WorkerLostException;
-import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Transport;
 import dev.kolo.runtime.internal.transport.connect.PeerLinks;
 import java.nio.ByteBuffer;
@@ -55,8 +54,6 @@ public final class Ring implements DataPlane {
     private final BinomialBroadcast binomialBroadcast;
     private final AllreduceAlgorithms algorithms;
     private final RoundCombine rounds;
-    private final Link[] sendLinks;
-    private final Link[] recvLinks;
     private final int[] sendBounds;
     private final int[] recvBounds;
     private final ByteBuffer barrierBuffer;
@@ -90,28 +87,25 @@ public final class Ring implements DataPlane {
         this.algorithms = algorithms;
         this.transport = links.transport();
         this.reducer = reducer;
-        Link left = links.left();
-        Link right = links.right();
         int size = transport.size;
-        RingContext ring = new RingContext(transport, left, right, reducer, chunkBytes);
+        Peers all = Peers.of(links);
+        RingContext ring = new RingContext(all, reducer, chunkBytes);
         this.allreduce = new RingAllreduce(ring);
         this.reducescatter = new RingReduceScatter(ring);
         this.allgather = new RingAllgather(ring);
-        this.broadcast = new ChainBroadcast(transport, left, right, chunkBytes);
-        this.alltoall = new PairwiseAlltoall(transport, chunkBytes);
-        this.direct = new DirectAllreduce(transport, reducer);
-        this.sendLinks = links.sendLinks();
-        this.recvLinks = links.recvLinks();
-        this.recursiveDoubling = new RecursiveDoublingAllreduce(transport, sendLinks, recvLinks, reducer,
+        this.broadcast = new ChainBroadcast(all, chunkBytes);
+        this.alltoall = new PairwiseAlltoall(all, chunkBytes);
+        this.direct = new DirectAllreduce(all, reducer);
+        this.recursiveDoubling = new RecursiveDoublingAllreduce(all, reducer,
                 size > 2 ? algorithms.recursiveDoublingMaxBytes() : 0);
-        this.rabenseifner = new RabenseifnerAllreduce(transport, sendLinks, recvLinks, reducer);
-        this.adasum = new AdasumAllreduce(transport, sendLinks, recvLinks);
-        this.doublingAllgather = new RecursiveDoublingAllgather(transport, sendLinks, recvLinks, reducer);
-        this.binomialBroadcast = new BinomialBroadcast(transport, sendLinks, recvLinks, reducer);
+        this.rabenseifner = new RabenseifnerAllreduce(all, reducer);
+        this.adasum = new AdasumAllreduce(all);
+        this.doublingAllgather = new RecursiveDoublingAllgather(all, reducer);
+        this.binomialBroadcast = new BinomialBroadcast(all, reducer);
         this.sendBounds = new int[size + 1];
         this.recvBounds = new int[size + 1];
         this.barrierBuffer = ByteBuffer.allocateDirect(1);
-        this.rounds = new RoundCombine(transport, sendLinks, recvLinks);
+        this.rounds = new RoundCombine(all);
         this.countsA = new int[size];
         this.countsB = new int[size];
     }
@@ -207,8 +201,7 @@ public final class Ring implements DataPlane {
                 return;
             }
             switch (algorithms.choose(bytes, size(), true)) {
-                case DIRECT -> direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale,
-                        sendLinks, recvLinks);
+                case DIRECT -> direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
                 case RECURSIVE_DOUBLING -> recursiveDoubling.run(seq, v.write, v.read, offset, dtype, count, op,
                         prescale, postscale);
                 case RABENSEIFNER -> {
@@ -432,7 +425,7 @@ public final class Ring implements DataPlane {
         }
         transport.beginOp(sendBounds[size()] + recvBounds[size()]);
         try {
-            alltoall.run(seq, out, sendBounds, in, recvBounds, sendLinks, recvLinks);
+            alltoall.run(seq, out, sendBounds, in, recvBounds);
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
@@ -450,7 +443,7 @@ public final class Ring implements DataPlane {
             if (algorithms.choose(1, size(), true) == AllreduceAlgorithms.Algorithm.RECURSIVE_DOUBLING) {
                 recursiveDoubling.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0);
             } else {
-                direct.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0, sendLinks, recvLinks);
+                direct.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0);
             }
         } catch (RuntimeException e) {
             throw links.failed(e);

@@ -16,7 +16,7 @@ final class RingAllgather {
 
     /** @param byteCounts bytes of each rank's block, in rank order; blocks are concatenated in the buffer */
     void run(long seq, ByteBuffer sendView, ByteBuffer view, int[] byteCounts) {
-        int size = ring.transport.size;
+        int size = ring.peers.size;
         int[] bounds = ring.schedule.bounds;
         bounds[0] = 0;
         for (int b = 0; b < size; b++) {

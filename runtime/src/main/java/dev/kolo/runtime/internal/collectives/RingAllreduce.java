@@ -20,7 +20,7 @@ final class RingAllreduce extends RegionAllreduce {
     @Override
     void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
             double postscale) {
-        int size = ring.transport.size;
+        int size = ring.peers.size;
         int esize = dtype.byteSize();
         if (prescale != 1.0) {
             region.scale(ring.reducer, dtype, offset, offset + count * esize, prescale);

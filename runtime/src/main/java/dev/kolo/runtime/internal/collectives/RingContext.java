@@ -9,6 +9,7 @@ import dev.kolo.runtime.internal.transport.Transport;
  * time), the arithmetic and the chunk size.
  */
 final class RingContext {
+    final Peers peers;
     final Transport transport;
     final Link left;
     final Link right;
@@ -16,12 +17,13 @@ final class RingContext {
     final Reducer reducer;
     final int chunkBytes;
 
-    RingContext(Transport transport, Link left, Link right, Reducer reducer, int chunkBytes) {
-        this.transport = transport;
-        this.left = left;
-        this.right = right;
+    RingContext(Peers peers, Reducer reducer, int chunkBytes) {
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.left = peers.left;
+        this.right = peers.right;
         this.reducer = reducer;
         this.chunkBytes = chunkBytes;
-        this.schedule = new BlockRingSchedule(transport.size, transport.rank, reducer, transport.staging);
+        this.schedule = new BlockRingSchedule(peers.size, peers.rank, reducer, transport.staging);
     }
 }

@@ -16,7 +16,7 @@ final class RingReduceScatter {
     /** @param counts elements of each rank's block, in rank order */
     void run(long seq, ByteBuffer sendView, ByteBuffer view, DType dtype, int[] counts, ReduceOp op,
             double prescale, double postscale) {
-        int size = ring.transport.size;
+        int size = ring.peers.size;
         int esize = dtype.byteSize();
         int[] bounds = ring.schedule.bounds;
         bounds[0] = 0;

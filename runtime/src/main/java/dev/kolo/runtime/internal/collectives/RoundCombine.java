@@ -20,6 +20,7 @@ import java.nio.ByteOrder;
  * only when a larger bound is asked for: nothing is allocated per round.
  */
 final class RoundCombine {
+    private final Peers peers;
     private final Transport transport;
     private final Link[] sendLinks;
     private final Link[] recvLinks;
@@ -30,11 +31,12 @@ final class RoundCombine {
     private ByteBuffer next = ByteBuffer.allocateDirect(0);
     private int messagesSent;
 
-    RoundCombine(Transport transport, Link[] sendLinks, Link[] recvLinks) {
-        this.transport = transport;
-        this.sendLinks = sendLinks;
-        this.recvLinks = recvLinks;
-        this.group = new PowerOfTwoGroup(transport.size, transport.rank);
+    RoundCombine(Peers peers) {
+        this.peers = peers;
+        this.transport = peers.transport;
+        this.sendLinks = peers.sendLinks;
+        this.recvLinks = peers.recvLinks;
+        this.group = new PowerOfTwoGroup(peers.size, peers.rank);
     }
 
     /** @return the buffer this rank's next message is written to, at least {@code capacity} bytes */
@@ -69,7 +71,7 @@ final class RoundCombine {
                     + ", exceeds its buffer (" + mine.capacity() + ")");
         }
         messagesSent = 0;
-        int rank = transport.rank;
+        int rank = peers.rank;
         if (group.folds()) {
             int partner = group.foldPartner();
             int theirLength = exchange(seq, partner, length, true, maxBytes);
