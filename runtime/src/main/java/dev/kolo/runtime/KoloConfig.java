@@ -295,6 +295,11 @@ public final class KoloConfig {
         return get(Settings.SHM_BYTES);
     }
 
+    /** @return how allreduces span hosts: {@code auto}, {@code leaders} or {@code off} ({@code KOLO_HIERARCHICAL}) */
+    public String hierarchical() {
+        return get(Settings.HIERARCHICAL);
+    }
+
     /** @return after how long a tensor some ranks submitted and others not is logged */
     public Duration stallWarning() {
         return get(Settings.STALL_WARNING);
@@ -463,6 +468,8 @@ public final class KoloConfig {
         public Builder sharedMemory(boolean v) { return set(Settings.SHM, v); }
         /** Each direction's shared-memory ring, a power of two ({@code KOLO_SHM_BYTES}). */
         public Builder sharedMemoryBytes(int v) { return set(Settings.SHM_BYTES, v); }
+        /** How allreduces span hosts: auto, leaders or off ({@code KOLO_HIERARCHICAL}). */
+        public Builder hierarchical(String v) { return set(Settings.HIERARCHICAL, v); }
         /** Stall warning delay ({@code KOLO_STALL_WARNING}, seconds). */
         public Builder stallWarning(Duration v) { return set(Settings.STALL_WARNING, v); }
         /** Stall shutdown delay, zero never ({@code KOLO_STALL_SHUTDOWN}, seconds; default 600). */

@@ -160,6 +160,12 @@ public final class Settings {
             .describe("bytes of each direction's ring between two co-located ranks; each connection between them "
                     + "takes a segment of twice that under /dev/shm, which counts against a pod's memory");
 
+    public static final Setting<String> HIERARCHICAL = oneOf("KOLO_HIERARCHICAL", "--hierarchical", "auto", "auto",
+            "leaders", "off").describe("allreduces above the small-message sizes of a job whose hosts hold several ranks: "
+                    + "`auto` reduces within each host first (shared memory), then across hosts with each rank carrying "
+                    + "its share of the bytes, then gathers within each host; `leaders` lets one rank per host carry "
+                    + "everything across hosts; `off` runs one flat ring over all ranks");
+
     public static final Setting<Duration> STALL_WARNING = seconds("KOLO_STALL_WARNING", "--stall-warning",
             Duration.ofSeconds(60), false).describe("log the ranks missing a tensor others submitted this long ago");
 

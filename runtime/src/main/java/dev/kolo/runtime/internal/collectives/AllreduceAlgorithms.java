@@ -108,8 +108,16 @@ public final class AllreduceAlgorithms {
         return size > 2 && bytes <= recursiveDoublingMaxBytes;
     }
 
+    /**
+     * @return the largest allreduce that stays flat when the job's hosts hold several ranks: up to the sizes whose few
+     *         whole-buffer messages (the direct exchange, recursive doubling) cost less than a hierarchy's three phases
+     */
+    public long flatMaxBytes() {
+        return Math.max(recursiveDoublingMaxBytes, directMaxBytes);
+    }
+
     /** @return the largest buffer recursive doubling takes (the scratch it needs) */
-    int recursiveDoublingMaxBytes() {
+    public int recursiveDoublingMaxBytes() {
         return recursiveDoublingMaxBytes;
     }
 

@@ -50,6 +50,8 @@ public final class Ring implements DataPlane {
     private final RecursiveDoublingAllreduce recursiveDoubling;
     private final RabenseifnerAllreduce rabenseifner;
     private final AdasumAllreduce adasum;
+    /** Allreduces above the small sizes when the generation's hosts hold several ranks, else null. */
+    private final HierarchicalAllreduce hierarchical;
     private final RecursiveDoublingAllgather doublingAllgather;
     private final BinomialBroadcast binomialBroadcast;
     private final AllreduceAlgorithms algorithms;
@@ -83,6 +85,17 @@ public final class Ring implements DataPlane {
      * @param algorithms which allreduce algorithm takes which size
      */
     public Ring(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms) {
+        this(links, reducer, chunkBytes, algorithms, Hierarchy.AUTO);
+    }
+
+    /**
+     * @param links the generation's connections, from {@code Endpoint.connect}
+     * @param reducer the element-wise arithmetic
+     * @param chunkBytes the largest frame payload (the transport's chunk size)
+     * @param algorithms which allreduce algorithm takes which size
+     * @param hierarchy how allreduces above the small sizes span hosts that hold several ranks
+     */
+    public Ring(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms, Hierarchy hierarchy) {
         this.links = links;
         this.algorithms = algorithms;
         this.transport = links.transport();
@@ -102,6 +115,8 @@ public final class Ring implements DataPlane {
         this.adasum = new AdasumAllreduce(all);
         this.doublingAllgather = new RecursiveDoublingAllgather(all, reducer);
         this.binomialBroadcast = new BinomialBroadcast(all, reducer);
+        HostLayout layout = hierarchy == Hierarchy.OFF ? null : HostLayout.of(links.hosts(), hierarchy == Hierarchy.LEADERS);
+        this.hierarchical = layout == null ? null : new HierarchicalAllreduce(all, layout, reducer, chunkBytes, algorithms);
         this.sendBounds = new int[size + 1];
         this.recvBounds = new int[size + 1];
         this.barrierBuffer = ByteBuffer.allocateDirect(1);
@@ -200,6 +215,11 @@ public final class Ring implements DataPlane {
                 adasum.run(seq, v.write, v.read, offset, dtype, count, prescale, postscale);
                 return;
             }
+            if (hierarchical(bytes)) {
+                hierarchical.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
+                lastReduceScatterEndNanos = hierarchical.reduceScatterEndNanos();
+                return;
+            }
             switch (algorithms.choose(bytes, size(), true)) {
                 case DIRECT -> direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
                 case RECURSIVE_DOUBLING -> recursiveDoubling.run(seq, v.write, v.read, offset, dtype, count, op,
@@ -268,7 +288,10 @@ public final class Ring implements DataPlane {
                         postscale);
                 return;
             }
-            if (algorithms.choose(total, size(), false) == AllreduceAlgorithms.Algorithm.RABENSEIFNER) {
+            if (hierarchical(total)) {
+                hierarchical.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
+                lastReduceScatterEndNanos = hierarchical.reduceScatterEndNanos();
+            } else if (algorithms.choose(total, size(), false) == AllreduceAlgorithms.Algorithm.RABENSEIFNER) {
                 rabenseifner.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
                 lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos();
             } else {
@@ -278,6 +301,16 @@ public final class Ring implements DataPlane {
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
+    }
+
+    /** @return whether an element-wise allreduce of {@code bytes} takes the hierarchy: when there is one, above the small sizes */
+    private boolean hierarchical(long bytes) {
+        return hierarchical != null && bytes > algorithms.flatMaxBytes();
+    }
+
+    /** @return whether this generation's allreduces above the small sizes are hierarchical (its hosts hold several ranks) */
+    public boolean hierarchicalAllreduce() {
+        return hierarchical != null;
     }
 
     private static void requireAdasumType(DType dtype) {

@@ -4,6 +4,7 @@ import dev.kolo.kernels.Kernels;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms;
 import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.collectives.Hierarchy;
 import dev.kolo.runtime.internal.collectives.KernelReducer;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.collectives.Ring;
@@ -33,6 +34,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private final TransportOptions options;
     private final Endpoint transport;
     private final AllreduceAlgorithms algorithms;
+    private final Hierarchy hierarchy;
 
     /** @param tls this worker's TLS material, or null for plaintext data connections */
     public DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
@@ -50,6 +52,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                 .build();
         this.algorithms = AllreduceAlgorithms.of(AllreduceAlgorithms.DIRECT_MAX_BYTES,
                 AllreduceAlgorithms.DIRECT_MAX_RANKS, config.recursiveDoublingMaxBytes(), config.rabenseifnerMaxBytes());
+        this.hierarchy = Hierarchy.of(config.hierarchical());
         this.transport = Endpoint.start(listener.channel(), config.jobName(), options);
         LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
                 : ", TLS " + TlsMaterial.PROTOCOL);
@@ -75,8 +78,17 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         for (WorkerInfo w : assignment.workers()) {
             peers.add(new PeerAddress(w.host(), w.dataPort()));
         }
-        return new Ring(transport.connect(assignment.generation(), channel, self.rank(), peers), reducer, options.chunkBytes(),
-                algorithms);
+        Ring ring = new Ring(transport.connect(assignment.generation(), channel, self.rank(), peers), reducer,
+                options.chunkBytes(), algorithms, hierarchy);
+        if (ring.hierarchicalAllreduce()) {
+            LOG.info("data plane: generation {}{} rank {}: allreduces above {} bytes span its hosts hierarchically ({}: "
+                    + "within each host, across hosts, within each host)", assignment.generation(),
+                    channel == 0 ? "" : " process set " + channel, self.rank(),
+                    algorithms.flatMaxBytes(),
+                    hierarchy == Hierarchy.LEADERS ? "one rank per host carries the bytes across"
+                            : "each rank carries its share across");
+        }
+        return ring;
     }
 
     /** @return the element-wise arithmetic the data plane uses, for reductions done outside it */

@@ -55,11 +55,31 @@ public final class TestRings implements AutoCloseable {
         return t;
     }
 
+    /**
+     * Starts one plane per entry of {@code hosts}, bound to that loopback address (127.0.0.1, 127.0.0.2, ...: distinct
+     * addresses are distinct hosts to the data plane, so ranks of one address share memory and the others talk TCP).
+     */
+    public static TestRings onHosts(List<String> hosts, String job, TransportOptions options) throws IOException {
+        TestRings t = new TestRings(hosts.size());
+        for (String host : hosts) {
+            Endpoint p = Endpoint.start(Endpoint.bindEphemeral(host), job, options);
+            t.planes.add(p);
+            t.peers.add(new PeerAddress(host, p.port()));
+        }
+        return t;
+    }
+
     /** Starts the planes and forms the ring of generation 1. */
     public static TestRings formed(int size, TransportOptions options) throws Exception {
         TestRings t = planes(size, "test-job", options);
         t.rings.addAll(t.onAll((rank, ring) -> open(t.planes.get(rank), 1, rank, t.peers), 30));
         return t;
+    }
+
+    /** Forms generation {@code generation} on every rank with the given hierarchy. */
+    public void form(long generation, Hierarchy hierarchy) throws Exception {
+        rings.addAll(onAll((rank, ring) -> new Ring(planes.get(rank).connect(generation, rank, peers), REDUCER,
+                planes.get(rank).options().chunkBytes(), AllreduceAlgorithms.defaults(), hierarchy), 30));
     }
 
     /** The generation's ring over a plane's links, with the kernels' Java loops as its arithmetic. */

@@ -76,6 +76,11 @@ public final class PeerLinks {
         return sharedPeers == 0 ? network : sharedPeers == size - 1 ? "shm" : "shm+" + network;
     }
 
+    /** @return each rank's host (address), by rank: ranks of one host share an address */
+    public List<String> hosts() {
+        return peers.stream().map(PeerAddress::host).toList();
+    }
+
     /** @return the ranks this rank reaches through shared memory (co-located, both with it on), in rank order */
     public List<Integer> sharedMemoryPeers() {
         return sharedMemoryPeers;
