@@ -10,7 +10,10 @@ import java.nio.ByteBuffer;
  */
 final class DirectAddresses {
 
-    private static final int SLOTS = 16; // power of two
+    /** Power of two; a process reduces into and from a few dozen buffers at most (tensors, staging, shared rings). */
+    private static final int SLOTS = 64;
+    /** Slots looked at from a buffer's own: neighbours take what would collide. */
+    private static final int PROBES = 4;
 
     private static final class Entry {
         final WeakReference<ByteBuffer> buffer;
@@ -25,14 +28,28 @@ final class DirectAddresses {
     // Racy by design: an Entry is immutable (final fields publish safely), a lost update only
     // costs a JNI call.
     private final Entry[] slots = new Entry[SLOTS];
+    private int evict;
 
     long of(ByteBuffer buf) {
-        int slot = System.identityHashCode(buf) & (SLOTS - 1);
-        Entry e = slots[slot];
-        if (e != null && e.buffer.get() == buf) {
-            return e.address;
+        int home = System.identityHashCode(buf);
+        int free = -1;
+        for (int i = 0; i < PROBES; i++) {
+            int slot = (home + i) & (SLOTS - 1);
+            Entry e = slots[slot];
+            if (e == null) {
+                free = free < 0 ? slot : free;
+                continue;
+            }
+            ByteBuffer b = e.buffer.get();
+            if (b == buf) {
+                return e.address;
+            }
+            if (b == null && free < 0) {
+                free = slot; // collected: its slot is free again
+            }
         }
         long address = NativeKernels.address(buf);
+        int slot = free >= 0 ? free : (home + (evict++ & (PROBES - 1))) & (SLOTS - 1);
         slots[slot] = new Entry(buf, address);
         return address;
     }

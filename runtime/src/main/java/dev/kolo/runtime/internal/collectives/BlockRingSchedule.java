@@ -23,6 +23,8 @@ final class BlockRingSchedule extends Schedule {
     private final int rank;
     private final Reducer reducer;
     private final ByteBuffer staging;
+    /** The reader of the unit being received, whose payload {@link #received} reduces. */
+    private FrameReader reader;
     /** Byte offset of each block in the user buffer; block b is [bounds[b], bounds[b + 1]). */
     final int[] bounds;
 
@@ -92,7 +94,8 @@ final class BlockRingSchedule extends Schedule {
         int c = u % chunks;
         if (step < rsSteps) {
             int block = mod(own - 2 - step, size);
-            r.begin(staging, 0, chunkOffset(block, c + 1) - chunkOffset(block, c));
+            r.beginInPlace(staging, chunkOffset(block, c + 1) - chunkOffset(block, c));
+            reader = r;
         } else {
             int block = mod(own - (step - rsSteps) - 1, size);
             region.receive(r, chunkOffset(block, c), chunkOffset(block, c + 1));
@@ -109,7 +112,7 @@ final class BlockRingSchedule extends Schedule {
         int block = mod(own - 2 - step, size);
         int off = chunkOffset(block, c);
         int end = chunkOffset(block, c + 1);
-        region.reduce(reducer, dtype, op, off, end, staging);
+        ReceivedChunk.reduceInto(region, reducer, dtype, op, off, end, reader);
         if (step == rsSteps - 1 && finalScale != 1.0) {
             region.scale(reducer, dtype, off, end, finalScale); // once, by the owner: every rank gets the same bytes
         }

@@ -31,10 +31,10 @@ final class ContiguousRegion extends Region {
     }
 
     @Override
-    void reduce(Reducer reducer, DType dtype, ReduceOp op, int from, int to, ByteBuffer src) {
+    void reduce(Reducer reducer, DType dtype, ReduceOp op, int from, int to, ByteBuffer src, int srcOffset) {
         view.clear(); // the reader left its cursors on a chunk; absolute accesses are checked against the limit
         src.clear();
-        reducer.reduce(dtype, op, view, from, src, 0, (to - from) / dtype.byteSize());
+        reducer.reduce(dtype, op, view, from, src, srcOffset, (to - from) / dtype.byteSize());
     }
 
     @Override

@@ -17,6 +17,7 @@ import java.nio.ByteBuffer;
 final class PairStep extends Schedule {
     private final Reducer reducer;
     private final ByteBuffer staging;
+    private FrameReader reader;
     private Region region;
     private int chunk;
     private int sendFrom;
@@ -72,7 +73,8 @@ final class PairStep extends Schedule {
         int from = recvFrom + u * chunk;
         int to = Math.min(recvTo, from + chunk);
         if (reduce) {
-            r.begin(staging, 0, to - from);
+            r.beginInPlace(staging, to - from);
+            reader = r;
         } else {
             region.receive(r, from, to);
         }
@@ -82,7 +84,7 @@ final class PairStep extends Schedule {
     protected void received(int u) {
         if (reduce) {
             int from = recvFrom + u * chunk;
-            region.reduce(reducer, dtype, op, from, Math.min(recvTo, from + chunk), staging);
+            ReceivedChunk.reduceInto(region, reducer, dtype, op, from, Math.min(recvTo, from + chunk), reader);
         }
     }
 }

@@ -19,8 +19,8 @@ abstract class Region {
     /** Starts receiving a frame whose payload lands in the logical bytes {@code [from, to)}. */
     abstract void receive(FrameReader r, int from, int to);
 
-    /** {@code region[from, to) = region[from, to) op src[0, to - from)}. */
-    abstract void reduce(Reducer reducer, DType dtype, ReduceOp op, int from, int to, ByteBuffer src);
+    /** {@code region[from, to) = region[from, to) op src[srcOffset, srcOffset + to - from)}. */
+    abstract void reduce(Reducer reducer, DType dtype, ReduceOp op, int from, int to, ByteBuffer src, int srcOffset);
 
     /** {@code region[from, to) *= factor}. */
     abstract void scale(Reducer reducer, DType dtype, int from, int to, double factor);

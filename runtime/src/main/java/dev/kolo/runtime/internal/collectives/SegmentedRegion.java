@@ -79,14 +79,14 @@ final class SegmentedRegion extends Region {
     }
 
     @Override
-    void reduce(Reducer reducer, DType dtype, ReduceOp op, int from, int to, ByteBuffer src) {
+    void reduce(Reducer reducer, DType dtype, ReduceOp op, int from, int to, ByteBuffer src, int srcOffset) {
         src.clear();
         int size = dtype.byteSize();
         for (int s = segmentOf(from), at = from; at < to; s++) {
             int end = Math.min(to, starts[s + 1]);
             if (end > at) {
                 views[s].clear();
-                reducer.reduce(dtype, op, views[s], at - starts[s], src, at - from, (end - at) / size);
+                reducer.reduce(dtype, op, views[s], at - starts[s], src, srcOffset + at - from, (end - at) / size);
                 at = end;
             }
         }

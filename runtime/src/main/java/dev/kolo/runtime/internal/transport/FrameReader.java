@@ -27,10 +27,32 @@ public final class FrameReader {
     private boolean variable;
     private ByteBuffer variableView;
     private int variableOffset;
+    /** The frame's payload may be used where it lies, if the wire is shared memory: see {@link #beginInPlace}. */
+    private boolean inPlace;
+    /** No byte of the current frame has been read yet. */
+    private boolean fresh;
+    /** The payload lies in a shared ring and must be given back once used ({@link #release}). */
+    private SharedMemoryWire heldBy;
+    /** Where the last payload is: the staging buffer (offset 0), or a shared ring's data from an offset. */
+    private ByteBuffer payload;
+    private int payloadOffset;
 
     public void begin(ByteBuffer view, int offset, int length) {
         beginSlices(length);
         slice(view, offset, length);
+    }
+
+    /**
+     * Starts a frame of {@code length} payload bytes that the caller only reads, once it has arrived, from
+     * {@link #payload()} at {@link #payloadOffset()} (a reduction), then gives back with {@link #release}. On a socket
+     * it lands in {@code staging[0, length)}; on a shared-memory wire whose ring holds it, it is used where it lies in
+     * the ring, not copied (it may wrap at the ring's end: {@link #payload()}'s capacity).
+     */
+    public void beginInPlace(ByteBuffer staging, int length) {
+        begin(staging, 0, length);
+        inPlace = length > 0;
+        payload = staging;
+        payloadOffset = 0;
     }
 
     /**
@@ -44,7 +66,9 @@ public final class FrameReader {
         expectedLength = length;
         maxLength = -1;
         variable = false;
+        inPlace = false;
         busy = true;
+        fresh = true;
         headerChecked = false;
     }
 
@@ -71,7 +95,9 @@ public final class FrameReader {
         variableOffset = offset;
         this.maxLength = maxLength;
         expectedLength = -1;
+        inPlace = false;
         busy = true;
+        fresh = true;
         headerChecked = false;
     }
 
@@ -82,8 +108,17 @@ public final class FrameReader {
 
     /** @return bytes read, or -1 at end of stream */
     public long pump(ScatteringByteChannel ch) throws IOException {
+        if (fresh) {
+            fresh = false;
+            if (ch instanceof SharedMemoryWire shm) {
+                shm.readingFrame();
+            }
+        }
         if (variable && parts == 1) {
             return pumpVariableHeader(ch);
+        }
+        if (inPlace && ch instanceof SharedMemoryWire shm && expectedLength <= shm.capacity()) {
+            return pumpInPlace(shm);
         }
         long n = ch.read(frame, 0, parts);
         if (n >= 0 && !frame[parts - 1].hasRemaining() && !header.hasRemaining()) {
@@ -113,6 +148,45 @@ public final class FrameReader {
             done();
         }
         return m < 0 ? m : n + m;
+    }
+
+    /** The header alone; the payload is ready once the ring holds all of it, and is used there. */
+    private long pumpInPlace(SharedMemoryWire shm) throws IOException {
+        long n = 0;
+        if (header.hasRemaining()) {
+            n = shm.read(frame, 0, 1); // frame[0] is the header
+            if (n < 0 || header.hasRemaining()) {
+                return n;
+            }
+        }
+        if (shm.payloadReady(expectedLength)) {
+            payload = shm.payloadData();
+            payloadOffset = shm.payloadOffset();
+            heldBy = shm;
+            done();
+        } else if (n == 0 && shm.endedBefore(expectedLength)) {
+            return -1; // the peer's end: the rest of the payload never comes
+        }
+        return n;
+    }
+
+    /** @return where the last frame begun with {@link #beginInPlace} can be read: staging, or a shared ring's data */
+    public ByteBuffer payload() {
+        return payload;
+    }
+
+    /** @return the offset of that frame's payload in {@link #payload()}, wrapping at its capacity */
+    public int payloadOffset() {
+        return payloadOffset;
+    }
+
+    /** The payload used in place is done with: a shared ring gets its room back. Nothing for other frames. */
+    public void release() {
+        if (heldBy != null) {
+            heldBy.consumePayload(expectedLength);
+            heldBy = null;
+        }
+        inPlace = false;
     }
 
     /** The frame is complete: keep no reference to the caller's buffers between frames. */
@@ -178,5 +252,8 @@ public final class FrameReader {
         variable = false;
         variableView = null;
         maxLength = -1;
+        inPlace = false;
+        heldBy = null;
+        payload = null;
     }
 }

@@ -34,7 +34,11 @@ public final class FrameWriter {
         parts = 1;
         busy = true;
         betweenFrames = false;
+        fresh = true;
     }
+
+    /** No byte of the current frame has been written yet. */
+    private boolean fresh;
 
     /** Adds {@code view[offset, offset + length)} as the next part of the payload; its cursors are used. */
     public void slice(ByteBuffer view, int offset, int length) {
@@ -50,6 +54,12 @@ public final class FrameWriter {
      * its last record too). @return bytes written (0 when the socket buffer is full)
      */
     public long pump(Wire w) throws IOException {
+        if (fresh) {
+            fresh = false;
+            if (w instanceof SharedMemoryWire shm) {
+                shm.writingFrame();
+            }
+        }
         long n = w.write(frame, 0, parts);
         if (!frame[parts - 1].hasRemaining() && !header.hasRemaining() && w.flushed()) {
             done();
@@ -76,6 +86,9 @@ public final class FrameWriter {
             return false; // the frame was reset: its rest is gone
         }
         betweenFrames = false;
+        if (w instanceof SharedMemoryWire shm) {
+            shm.writingFrame();
+        }
         ByteBuffer notice = ByteBuffer.allocate(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         notice.putLong(generation).putLong(lostRank).putInt(Frame.ABORT_NOTICE_CHUNK).putInt(0).flip();
         ByteBuffer[] parts = {notice};

@@ -55,6 +55,12 @@ public final class SharedMemoryWire implements Wire {
         return true;
     }
 
+    /**
+     * Bytes the op's reader waits for before it can go on: 1 while it streams, a frame's whole payload while it waits
+     * to use one in place. A wait for bytes ends only once that many are there.
+     */
+    private int needed = 1;
+
     /** Bytes in the ring, or the peer's end: either way a read would not return 0. Any thread. */
     @Override
     public boolean hasBuffered() {
@@ -75,8 +81,16 @@ public final class SharedMemoryWire implements Wire {
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        return (int) read(new ByteBuffer[] {dst}, 0, 1); // setup and failure paths only
+        one[0] = dst;
+        try {
+            return (int) read(one, 0, 1);
+        } finally {
+            one[0] = null;
+        }
     }
+
+    /** For the single-buffer read and write, on the op's thread: no array per call. */
+    private final ByteBuffer[] one = new ByteBuffer[1];
 
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
@@ -92,7 +106,12 @@ public final class SharedMemoryWire implements Wire {
 
     @Override
     public int write(ByteBuffer src) throws IOException {
-        return (int) write(new ByteBuffer[] {src}, 0, 1); // failure path only (abort notices)
+        one[0] = src;
+        try {
+            return (int) write(one, 0, 1);
+        } finally {
+            one[0] = null;
+        }
     }
 
     /**
@@ -115,7 +134,70 @@ public final class SharedMemoryWire implements Wire {
     @Override
     public boolean waitForBytes(int delta) {
         in.readersWaiting(delta);
-        return delta > 0 && hasBuffered();
+        return delta > 0 && (peerClosed || in.hasBytes() && (needed <= 1 || Thread.currentThread() != owner
+                || in.available(needed) >= needed));
+    }
+
+    // ------------------------------------------------------------------ reading in place (the op's thread)
+
+    /** The thread that reads in place, whose waits count {@link #needed}; the idle thread's do not. */
+    private Thread owner;
+
+    /** The next frame this rank writes starts here: the ring aligns it. */
+    void writingFrame() {
+        out.frameStart();
+    }
+
+    /** The next frame this rank reads starts here: the ring aligns it, as the writer did. */
+    void readingFrame() {
+        in.frameStart();
+    }
+
+    /** @return the ring's size: the largest payload that can be used in place */
+    int capacity() {
+        return in.capacity();
+    }
+
+    /**
+     * @return whether {@code bytes} of payload are in the ring now, to be used where they lie; if not, the op's waits
+     *         last until they are
+     */
+    boolean payloadReady(int bytes) {
+        if (in.available(bytes) >= bytes) {
+            needed = 1;
+            return true;
+        }
+        needed = bytes;
+        owner = Thread.currentThread();
+        return false;
+    }
+
+    /** @return whether the peer is gone with fewer than {@code bytes} left in the ring: they will never all be there */
+    boolean endedBefore(int bytes) {
+        return peerClosed && in.available(bytes) < bytes;
+    }
+
+    /** Waits count single bytes again (an op that waited for a payload failed). */
+    void streaming() {
+        needed = 1;
+    }
+
+    /** @return the ring's data region, where a ready payload lies from {@link #payloadOffset()} (wrapping at its end) */
+    ByteBuffer payloadData() {
+        return in.data();
+    }
+
+    int payloadOffset() {
+        return in.readOffset();
+    }
+
+    /** The payload used in place is done with: its room goes back to the writer. */
+    void consumePayload(int bytes) {
+        needed = 1;
+        in.consume(bytes);
+        if (in.writersWaiting()) {
+            ring();
+        }
     }
 
     /**

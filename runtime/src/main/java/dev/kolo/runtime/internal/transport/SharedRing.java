@@ -46,6 +46,14 @@ public final class SharedRing {
     private long own;
     /** The last value of the other side's cursor this side read: refreshed only when it seems to block. */
     private long seen;
+    /**
+     * The next byte starts a frame, which begins at a multiple of {@link #FRAME_ALIGNMENT}: the writer skips to it
+     * before writing and the reader before reading, so every frame's header and payload lie aligned for any element
+     * type, in place.
+     */
+    private boolean frameStart;
+    /** Frames start at multiples of this many bytes of the stream (the widest element); the capacity is a multiple. */
+    static final int FRAME_ALIGNMENT = 8;
 
     /**
      * @param region {@code CONTROL_BYTES + capacity} bytes of a mapping (direct, 64-byte aligned); its position and
@@ -59,7 +67,7 @@ public final class SharedRing {
                     + MAX_CAPACITY + ": " + capacity);
         }
         this.control = region.slice(offset, CONTROL_BYTES).order(ByteOrder.nativeOrder());
-        this.data = region.slice(offset + CONTROL_BYTES, capacity);
+        this.data = region.slice(offset + CONTROL_BYTES, capacity).order(ByteOrder.LITTLE_ENDIAN); // the kernels read it in place
         this.capacity = capacity;
         this.mask = capacity - 1;
         if (writer) {
@@ -83,13 +91,19 @@ public final class SharedRing {
      * it. @return bytes written, 0 when the ring is full
      */
     long write(ByteBuffer[] srcs, int offset, int length) {
+        int pad = frameStart ? (int) (-own & (FRAME_ALIGNMENT - 1)) : 0;
         long room = capacity - (own - seen);
-        if (room == 0) {
+        if (room <= pad) {
             seen = (long) LONGS.getAcquire(control, HEAD);
             room = capacity - (own - seen);
-            if (room == 0) {
+            if (room <= pad) {
                 return 0;
             }
+        }
+        if (frameStart) {
+            own += pad; // skipped bytes: published with the frame's first ones
+            room -= pad;
+            frameStart = false;
         }
         long written = 0;
         for (int i = offset; i < offset + length && room > 0; i++) {
@@ -146,13 +160,19 @@ public final class SharedRing {
      * room. @return bytes read, 0 when the ring is empty
      */
     long read(ByteBuffer[] dsts, int offset, int length) {
+        int pad = frameStart ? (int) (-own & (FRAME_ALIGNMENT - 1)) : 0;
         long available = seen - own;
-        if (available == 0) {
+        if (available <= pad) {
             seen = (long) LONGS.getAcquire(control, TAIL);
             available = seen - own;
-            if (available == 0) {
-                return 0;
+            if (available <= pad) {
+                return 0; // the writer publishes a frame's padding with its first bytes
             }
+        }
+        if (frameStart) {
+            own += pad;
+            available -= pad;
+            frameStart = false;
         }
         long read = 0;
         for (int i = offset; i < offset + length && available > 0; i++) {
@@ -180,6 +200,37 @@ public final class SharedRing {
         }
         dst.position(p + n);
         own += n;
+    }
+
+    /** The next byte written or read starts a frame: it starts at the next multiple of {@link #FRAME_ALIGNMENT}. */
+    void frameStart() {
+        frameStart = true;
+    }
+
+    /** @return how many bytes wait to be read (looks at the writer's cursor when fewer than {@code atLeast} seemed to) */
+    long available(long atLeast) {
+        long n = seen - own;
+        if (n < atLeast) {
+            seen = (long) LONGS.getAcquire(control, TAIL);
+            n = seen - own;
+        }
+        return n;
+    }
+
+    /** @return where in {@link #data()} the next byte to read lies */
+    int readOffset() {
+        return (int) (own & mask);
+    }
+
+    /** Frees the next {@code n} bytes, which the reader used where they lay (at least that many are there). */
+    void consume(int n) {
+        own += n;
+        LONGS.setVolatile(control, HEAD, own);
+    }
+
+    /** @return the data region (absolute offsets from 0, capacity bytes); for reading in place */
+    ByteBuffer data() {
+        return data;
     }
 
     /** @return whether bytes wait to be read (looks at the writer's cursor); any thread of the reader's process */

@@ -47,11 +47,17 @@ public final class Transport {
     /** The polling time of the op in progress: {@link #spinNanos}, or 0 for a bulk op when ranks share cores. */
     private long opSpinNanos;
     /**
-     * Largest op that polls when ranks share cores. Above it the waits are for the kernel to copy bulk data,
-     * and a rank that polls takes the core its peers need for exactly that (measured at np 4 on 2 cores: 64 MiB
-     * busbw 0.78 GB/s polling, 1.22 parking).
+     * Largest op that polls when ranks share cores and some link is a socket. Above it the waits are for the kernel
+     * to copy bulk data, and a rank that polls takes the core its peers need for exactly that (measured at np 4 on 2
+     * cores over TCP: 64 MiB busbw 0.78 GB/s polling, 1.22 parking).
      */
     static final long SHARED_POLL_MAX_BYTES = 1 << 20;
+    /**
+     * Every link is shared memory: the peers copy their bytes themselves, so a rank that polls takes nothing the
+     * kernel needs, and bulk ops poll as small ones do (measured at np 2 and 4 on 2 cores: 1-64 MiB 10-30% faster
+     * than parking at once).
+     */
+    private boolean onlyShared = true;
     /** Poll by yielding the core (ranks outnumber cores) rather than by spinning on it. */
     private volatile boolean yieldWhilePolling;
     /** A socket link's bytes (or end) woke the owner's {@link #awaitIncoming}; shared-memory wake-ups do not count. */
@@ -98,6 +104,7 @@ public final class Transport {
         link.channel.register(idleSelector, SelectionKey.OP_READ, link);
         links[linkCount++] = link;
         sharedLinks |= link.wire.sharedMemory();
+        onlyShared &= link.wire.sharedMemory();
     }
 
     /**
@@ -159,8 +166,10 @@ public final class Transport {
                     }
                     if (!in.busy()) {
                         s.received(received);
+                        in.release();
                         received++;
                         reading = false;
+                        progressed = true; // a payload used in place completes its frame without a byte read now
                     }
                 }
                 if (sent < s.sendUnits && (writing || s.sendReady(sent, received))) {
@@ -213,6 +222,9 @@ public final class Transport {
             }
             if (recvLink != null) {
                 recvLink.in.reset();
+                if (recvLink.wire instanceof SharedMemoryWire shm) {
+                    shm.streaming();
+                }
             }
         }
     }
@@ -705,7 +717,7 @@ public final class Transport {
 
     /** The next op moves about {@code bytes}: it polls or parks accordingly (on the op thread). */
     public void beginOp(long bytes) {
-        opSpinNanos = yieldWhilePolling && bytes > SHARED_POLL_MAX_BYTES ? 0 : spinNanos;
+        opSpinNanos = yieldWhilePolling && bytes > SHARED_POLL_MAX_BYTES && !onlyShared ? 0 : spinNanos;
     }
 
     public WorkerLostException abortCause() {
