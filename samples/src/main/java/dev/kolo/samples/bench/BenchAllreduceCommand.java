@@ -105,6 +105,17 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
                     + "whole job).")
     int processSets;
 
+    @Option(names = "--hosts", paramLabel = "H", defaultValue = "1",
+            description = "Spread the workers over H hosts that are network namespaces of this machine (root only), "
+                    + "N / H consecutive ranks each: ranks of a host share memory, hosts talk TCP (default: "
+                    + "${DEFAULT-VALUE}: every worker on this host).")
+    int hosts;
+
+    @Option(names = "--link-rate", paramLabel = "RATE",
+            description = "With --hosts, limit what each host sends to RATE (tc's rate, e.g. 10gbit), as a network "
+                    + "card would.")
+    String linkRate;
+
     @Mixin
     BenchWorkers role = new BenchWorkers();
 
@@ -128,6 +139,12 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         if (!(warmup >= 0) && warmup != -1) {
             throw new IllegalArgumentException("--warmup must be 0 or more seconds");
         }
+        if (hosts < 1 || np % hosts != 0) {
+            throw new IllegalArgumentException("--hosts must divide -np (got " + hosts + " for -np " + np + ")");
+        }
+        if (linkRate != null && hosts == 1) {
+            throw new IllegalArgumentException("--link-rate limits the links between --hosts: give --hosts 2 or more");
+        }
         if (processSets < 1 || np % processSets != 0) {
             throw new IllegalArgumentException("--process-sets must divide -np (got " + processSets + " for -np " + np
                     + ")");
@@ -150,6 +167,18 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         args.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
         if (timeline != null) {
             args.addAll(List.of("--timeline", timeline));
+        }
+        if (hosts > 1) {
+            if (role.json()) {
+                args.add("--json");
+            }
+            try {
+                return BenchHosts.run("allreduce", np, hosts, linkRate, args);
+            } catch (IllegalArgumentException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException("bench over " + hosts + " hosts failed: " + e, e);
+            }
         }
         return role.launch("allreduce", np, args);
     }

@@ -175,6 +175,16 @@ public final class NetnsLab implements AutoCloseable {
         }
     }
 
+    /**
+     * Limits what the node sends to {@code rate} (tc's token bucket on its link, e.g. {@code 10gbit}): a host's
+     * network card, where loopback would otherwise move bytes as fast as memory.
+     */
+    public void limitRate(int node, String rate) throws IOException, InterruptedException {
+        requireIsolated("limitRate");
+        shOn(node, "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rate, "burst", "4mb", "latency",
+                "100ms");
+    }
+
     /** The node is gone (its process must have exited): its namespace and links are deleted. */
     void remove(int node) throws IOException, InterruptedException {
         if (isolated) {
