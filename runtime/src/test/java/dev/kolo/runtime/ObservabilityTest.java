@@ -115,6 +115,13 @@ class ObservabilityTest {
             CollectiveMatrixTest.onAll(both, (r, k) -> k.groupedAllreduce("pair",
                     List.of(Tensor.of(big, big.length), Tensor.of(new float[] {r}, 1)), ReduceOp.SUM));
             assertTrue(fusedSome(portA), "the grouped allreduce fused");
+            // The two workers share an address: their bytes went through shared memory, and the metrics say so.
+            Map<String, Double> moved = PrometheusText.parse(get(portA, "/metrics").body());
+            assertTrue(PrometheusText.sum(moved, "kolo_dataplane_sent_bytes_total", "transport=\"shm\"") > 0,
+                    "bytes sent through shared memory");
+            assertEquals(PrometheusText.sum(moved, "kolo_dataplane_sent_bytes_total"),
+                    PrometheusText.sum(moved, "kolo_dataplane_sent_bytes_total", "transport=\"shm\""), 0.0,
+                    "every byte through shared memory");
             // A process set's op: its track on the timeline names the set.
             CollectiveMatrixTest.onAll(both, (r, k) -> {
                 try (ProcessSet set = k.processSet(0, 1)) {
@@ -149,14 +156,19 @@ class ObservabilityTest {
             Set<String> phases = new HashSet<>();
             boolean track = false;
             boolean setTrack = false;
+            Set<String> transports = new HashSet<>();
             for (int i = 0; i < events.size(); i++) {
                 JsonObject e = events.getJsonObject(i);
                 phases.add(e.getString("name"));
+                if (List.of("REDUCE_SCATTER", "ALLGATHER", "DIRECT_ALLREDUCE").contains(e.getString("name"))) {
+                    transports.add(e.getJsonObject("args", new JsonObject()).getString("transport"));
+                }
                 track |= "thread_name".equals(e.getString("name"))
                         && "weights".equals(e.getJsonObject("args").getString("name"));
                 setTrack |= "thread_name".equals(e.getString("name"))
                         && "set 1/weights".equals(e.getJsonObject("args").getString("name"));
             }
+            assertEquals(Set.of("shm"), transports, "the transport of every data-plane phase");
             assertTrue(track, "a track named after the tensor");
             assertTrue(setTrack, "a track named after the process set and the tensor");
             assertTrue(phases.containsAll(List.of("NEGOTIATE_ALLREDUCE", "QUEUE", "DIRECT_ALLREDUCE", "REDUCE_SCATTER",

@@ -119,6 +119,7 @@ class StatusPageBrowserTest {
         JsonObject status = status(jobPage);
         assertEquals("job", status.getString("view"));
         assertEquals(3, status.getInteger("size"));
+        assertEquals("shm", status.getString("transport"), "three workers of one host: " + status);
         for (String key : List.of("job", "generation", "coordinatorRank", "step", "ranks")) {
             assertTrue(status.containsKey(key), "/status has " + key + ": " + status);
         }

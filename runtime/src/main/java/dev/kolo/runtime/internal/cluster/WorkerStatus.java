@@ -36,7 +36,7 @@ public final class WorkerStatus {
     private String lastEnd;
 
     /**
-     * @param transport how the data plane is carried ("tcp", "tls"), as the page names it
+     * @param transport how the data plane is carried between hosts ("tcp", "tls"), as the page names it
      * @param kernels   which reduction kernels run
      */
     public WorkerStatus(ClusterNode node, RankProgress progress, CollectiveClient collectives, String transport,
@@ -77,7 +77,23 @@ public final class WorkerStatus {
                 .put("coordinator", node.nodeId().equals(v.coordinatorNode()))
                 .put("selfRank", v.self() == null ? -1 : v.self().rank())
                 .put("coordinatorRank", v.rankOf(v.coordinatorNode())).put("coordinatorUrl", pageUrl(coordinator))
-                .put("transport", transport).put("kernels", kernels).put("workers", workers));
+                .put("transport", transport(v)).put("kernels", kernels).put("workers", workers));
+    }
+
+    /**
+     * How this worker's peers are reached, as the data plane will connect them: through shared memory those of its
+     * host (with {@code KOLO_SHM} on), the others over the network ({@code tcp} or {@code tls}).
+     */
+    private String transport(WorkerView v) {
+        if (v.assignment() == null || v.self() == null || !node.config().sharedMemory()) {
+            return transport;
+        }
+        int colocated = 0;
+        for (WorkerInfo w : v.assignment().workers()) {
+            colocated += w.host().equals(v.self().host()) ? 1 : 0;
+        }
+        int peers = v.assignment().workers().size() - 1;
+        return colocated <= 1 ? transport : colocated - 1 == peers ? "shm" : "shm+" + transport;
     }
 
     void formed(Vertx vertx, WorkerView v) {
