@@ -242,6 +242,16 @@ public final class KoloConfig {
         return hint == null ? OptionalInt.empty() : OptionalInt.of(hint);
     }
 
+    /**
+     * @return the cluster port {@link Discovery#KUBERNETES} discovery looks for at every address of the Service
+     *         ({@code KOLO_SERVICE_PORT}, by default {@link #clusterPort()}): every pod's first worker's, when pods
+     *         run several workers on several ports
+     */
+    public int servicePort() {
+        Integer p = get(Settings.SERVICE_PORT);
+        return p == null ? clusterPort() : p;
+    }
+
     /** @return the headless Service DNS name used by {@link Discovery#KUBERNETES} */
     public String serviceDns() {
         return get(Settings.SERVICE_DNS);
@@ -450,6 +460,8 @@ public final class KoloConfig {
         public Builder rankHint(int v) { return set(Settings.RANK_HINT, v == -1 ? null : v); }
         /** Headless Service DNS name for KUBERNETES discovery ({@code KOLO_SERVICE_DNS}). */
         public Builder serviceDns(String v) { return set(Settings.SERVICE_DNS, v); }
+        /** Cluster port kubernetes discovery looks for on the Service's addresses ({@code KOLO_SERVICE_PORT}). */
+        public Builder servicePort(int v) { return set(Settings.SERVICE_PORT, v); }
         /** Largest fused allreduce in bytes, 0 disables fusion ({@code KOLO_FUSION_THRESHOLD}). */
         public Builder fusionThreshold(long v) { return set(Settings.FUSION_THRESHOLD, v); }
         /** Batching window of the coordinator ({@code KOLO_CYCLE_TIME}, milliseconds). */

@@ -70,6 +70,12 @@ public final class Settings {
             .describe("cluster member port (`local` moves up to the next free of "
                     + KoloConfig.LOCAL_PORT_COUNT + ")");
 
+    public static final Setting<Integer> SERVICE_PORT = port("KOLO_SERVICE_PORT", "--service-port", 1, false)
+            .byDefault(null, "`KOLO_CLUSTER_PORT`")
+            .describe("cluster port `kubernetes` discovery looks for at each address of the Service: that of every "
+                    + "pod's first worker, when a pod runs several workers on several cluster ports (they then share "
+                    + "memory)");
+
     public static final Setting<Integer> DATA_PORT = port("KOLO_DATA_PORT", "--data-port", 0, true)
             .describe("data-plane port; 0 takes any free port");
 

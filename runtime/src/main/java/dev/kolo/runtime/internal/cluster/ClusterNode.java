@@ -174,7 +174,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
                 net.getInterfaces().setEnabled(false);
                 join.getKubernetesConfig().setEnabled(true)
                         .setProperty("service-dns", c.serviceDns())
-                        .setProperty("service-port", Integer.toString(c.clusterPort()));
+                        .setProperty("service-port", Integer.toString(c.servicePort()));
                 break;
             default:
                 throw new AssertionError(c.discovery());
