@@ -7,7 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
-/** The fused step's switch reads as it is spelled; the warm-up before each size has its bounds. */
+/**
+ * The fused step's switch reads as it is spelled; the warm-up before each size has its bounds; hosts divide the
+ * ranks and a link rate needs hosts.
+ */
 class BenchAllreduceOptionsTest {
     private static BenchAllreduceCommand parse(String... args) {
         BenchAllreduceCommand c = new BenchAllreduceCommand();
@@ -20,6 +23,17 @@ class BenchAllreduceOptionsTest {
         assertTrue(parse("-np", "2").fusedStep);
         assertTrue(parse("-np", "2", "--fused-step").fusedStep);
         assertFalse(parse("-np", "2", "--no-fused-step").fusedStep);
+    }
+
+    @Test
+    void hostsMustDivideTheRanksAndALinkRateNeedsHosts() {
+        IllegalArgumentException odd = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> parse("-np", "3", "--hosts", "2").call());
+        assertTrue(odd.getMessage().contains("--hosts must divide -np"), odd.getMessage());
+        IllegalArgumentException rate = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> parse("-np", "2", "--link-rate", "10gbit").call());
+        assertTrue(rate.getMessage().contains("--hosts 2 or more"), rate.getMessage());
+        assertEquals(1, parse("-np", "2").hosts);
     }
 
     @Test
