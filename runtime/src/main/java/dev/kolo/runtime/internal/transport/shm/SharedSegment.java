@@ -211,8 +211,9 @@ public final class SharedSegment implements AutoCloseable {
 
     /**
      * Unmaps at once (the JDK would wait for the garbage collector, holding the memory of every generation's
-     * segments until then), through {@code sun.misc.Unsafe.invokeCleaner}, as Agrona and Netty do; if that is not
-     * available the collector does it.
+     * segments until then), through {@code sun.misc.Unsafe.invokeCleaner}, as Agrona and Netty do; where that is
+     * not available, or (JDK 24 on) would print a deprecation warning on the user's terminal, the collector does it:
+     * the segment has no name any more, so nothing but its memory waits for it.
      */
     private static void unmap(MappedByteBuffer m) {
         if (INVOKE_CLEANER != null) {
@@ -224,6 +225,8 @@ public final class SharedSegment implements AutoCloseable {
         }
     }
 
+    /** JEP 498: from JDK 24 the first call of {@code invokeCleaner} prints a warning on standard error. */
+    private static final int FIRST_JDK_WARNING_ON_UNSAFE_MEMORY_ACCESS = 24;
     private static final Object UNSAFE;
     private static final Method INVOKE_CLEANER;
 
@@ -231,6 +234,9 @@ public final class SharedSegment implements AutoCloseable {
         Object unsafe = null;
         Method invoke = null;
         try {
+            if (Runtime.version().feature() >= FIRST_JDK_WARNING_ON_UNSAFE_MEMORY_ACCESS) {
+                throw new UnsupportedOperationException("left to the garbage collector");
+            }
             Class<?> c = Class.forName("sun.misc.Unsafe");
             Field f = c.getDeclaredField("theUnsafe");
             f.setAccessible(true);
