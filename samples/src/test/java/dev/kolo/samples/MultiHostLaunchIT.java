@@ -102,6 +102,29 @@ class MultiHostLaunchIT {
         }
     }
 
+    /**
+     * Two slots on the first host, one on the second: the first host's workers share an address, so their bytes
+     * move through shared memory; the second host is reached over TCP. Every result is right.
+     */
+    @Test
+    void slotsOfOneHostShareMemory() throws Exception {
+        String slots = lab.address(0) + ":2," + lab.address(1) + ":1";
+        try (WorkerProcess launch = launch(List.of("-np", "3", "-H", slots), OwnProgram.command(classes, "sum"))) {
+            assertEquals(0, launch.exitCode(150), launch.transcript());
+            for (int r = 0; r < 3; r++) {
+                int rank = r;
+                assertEquals(1, launch.lines(l -> l.contains("result rank=" + rank + " size=3 sum=6 ")).size(),
+                        launch.transcript());
+            }
+            // Ranks 0 and 1 (the first host's) reach each other, and only each other, through shared memory.
+            assertEquals(List.of("[0] rank 0 reaches rank [1]", "[1] rank 1 reaches rank [0]"),
+                    launch.lines(l -> l.contains("through shared memory")).stream()
+                            .map(l -> l.substring(0, 3) + l.replaceAll(".*( rank \\d reaches rank \\[\\d]).*", "$1"))
+                            .sorted().toList(), launch.transcript());
+            assertNothingLeftOnAnyHost();
+        }
+    }
+
     @Test
     void aFixedJobStopsOnEveryHostWhenOneWorkerDies() throws Exception {
         try (WorkerProcess launch = launch(List.of("-np", "3", "-H", hosts(), "--grace", "2"),

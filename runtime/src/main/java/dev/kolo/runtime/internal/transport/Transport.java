@@ -345,7 +345,10 @@ public final class Transport {
         }
         Link shmSend = wantWrite && sendLink.wire.sharedMemory() ? sendLink : null;
         Link shmRecv = wantRead && recvLink.wire.sharedMemory() ? recvLink : null;
-        return parkShared(culprit, lastProgress, seq, shmSend, shmRecv);
+        // A wait on shared memory alone polls even in a bulk op of a generation with sockets (a hierarchical
+        // allreduce's phases within a host): no kernel copy needs the core.
+        boolean socketWait = wantWrite && shmSend == null || wantRead && shmRecv == null;
+        return parkShared(culprit, lastProgress, seq, shmSend, shmRecv, socketWait ? opSpinNanos : spinNanos);
     }
 
     /**
@@ -360,16 +363,17 @@ public final class Transport {
     }
 
     /**
-     * {@link #park} when the op waits on shared-memory wires: once polling is over, it announces the wait in their
+     * {@link #park} when the op waits on shared-memory wires: once polling ({@code spin}) is over, it announces the wait in their
      * rings and looks once more before it parks (a peer that moves a cursor after the announcement rings the
      * doorbell), and consumes the wake-ups afterwards.
      */
-    private long parkShared(Link culprit, long lastProgress, long seq, Link shmSend, Link shmRecv) throws IOException {
+    private long parkShared(Link culprit, long lastProgress, long seq, Link shmSend, Link shmRecv, long spin)
+            throws IOException {
         if (shmSend == null && shmRecv == null) {
             return park(culprit, lastProgress, seq);
         }
         long waited = System.nanoTime() - lastProgress;
-        if (waited < opSpinNanos) {
+        if (waited < spin) {
             poll(); // decided on this one reading of the clock: a park must announce itself first
             return lastProgress;
         }
