@@ -363,9 +363,9 @@ public final class Transport {
     }
 
     /**
-     * {@link #park} when the op waits on shared-memory wires: once polling ({@code spin}) is over, it announces the wait in their
-     * rings and looks once more before it parks (a peer that moves a cursor after the announcement rings the
-     * doorbell), and consumes the wake-ups afterwards.
+     * {@link #park} when the op waits on shared-memory wires: once polling ({@code spin}) is over, it announces
+     * the wait in their rings and looks once more before it parks (a peer that moves a cursor after the
+     * announcement rings the doorbell), and consumes the wake-ups afterwards.
      */
     private long parkShared(Link culprit, long lastProgress, long seq, Link shmSend, Link shmRecv, long spin)
             throws IOException {
