@@ -40,6 +40,7 @@ class ControlCodecTest {
                         ControlMessage.ErrorKind.NONE, ""),
                 new ControlMessage.JoinResponse(3, 0, 6, 1),
                 new ControlMessage.MembershipPending(4),
+                new ControlMessage.Closing(4, 3),
                 new ControlMessage.RankStatus(3, 2, "{\"step\":12,\"scalars\":{\"loss\":0.5}}"));
         for (ControlMessage m : all) {
             Buffer wire = Buffer.buffer().appendString("prefix");

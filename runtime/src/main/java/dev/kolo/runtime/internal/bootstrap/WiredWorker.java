@@ -37,6 +37,8 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
     private final CollectiveClient collectives;
     private final AtomicReference<WorkerView> view;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** How long a close waits for its peers to note it (above the control plane's send timeout of 2 s). */
+    private static final long CLOSING_NOTICE_MILLIS = 3000;
     private final RankProgress progress;
 
     WiredWorker(KoloConfig config, DataPlaneListener dataPlane, DataPlanes dataPlanes, ClusterNode cluster,
@@ -53,6 +55,21 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
         this.verticle = verticle;
         this.collectives = collectives;
         this.view = view;
+    }
+
+    /**
+     * Lets the other workers know this one closes in order before it leaves (bounded: a peer that does not answer
+     * only reports the close as a lost worker).
+     */
+    private void announceClosing() {
+        try {
+            verticle.announceClosing().toCompletionStage().toCompletableFuture()
+                    .get(CLOSING_NOTICE_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException late) {
+            // The close goes on: the peers see this worker leave either way.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** @return the configuration this worker runs with */
@@ -163,6 +180,7 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            announceClosing();
             collectives.close();
             if (health != null) {
                 health.close();

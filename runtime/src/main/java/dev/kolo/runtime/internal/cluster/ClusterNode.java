@@ -48,6 +48,8 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
     private static final DeliveryOptions CONTROL = new DeliveryOptions().setCodecName(ControlCodec.NAME);
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+    /** The longest a closing member waits to hand its partitions over before it just stops. */
+    private static final long GRACEFUL_SHUTDOWN_SECONDS = 5;
 
     public static final String NODE_ID_ATTRIBUTE = "__vertx.nodeId";
 
@@ -137,6 +139,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         hz.setProperty("hazelcast.logging.type", "slf4j");
         hz.setProperty("hazelcast.phone.home.enabled", "false");
         hz.setProperty("hazelcast.shutdownhook.enabled", "false");
+        hz.setProperty("hazelcast.graceful.shutdown.max.wait", Long.toString(GRACEFUL_SHUTDOWN_SECONDS));
         // Join at once instead of waiting 5 s to collect other joiners.
         hz.setProperty("hazelcast.wait.seconds.before.join", "0");
         // A hung member is declared lost in seconds, not the default minute.
@@ -295,6 +298,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         hazelcast.getCluster().addMembershipListener(new MembershipListener() {
             @Override
             public void memberAdded(MembershipEvent event) {
+                ShutdownQuietLogging.arrived(event.getMember().getAddress().toString());
                 if (seen != null) {
                     seen.update(event.getMembers());
                 }
@@ -306,6 +310,18 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
                 publishMembers(List.of(nodeIdOf(event.getMember())));
             }
         });
+    }
+
+    /**
+     * The worker on {@code node} announced its close: what Hazelcast logs about that member as it leaves (a
+     * connection refused, a migration to it that failed) is expected, so it goes to DEBUG.
+     */
+    void departing(String node) {
+        for (com.hazelcast.cluster.Member m : hazelcast.getCluster().getMembers()) {
+            if (nodeIdOf(m).equals(node)) {
+                ShutdownQuietLogging.departing(m.getAddress().toString());
+            }
+        }
     }
 
     private void publishMembers(List<String> removed) {
@@ -379,6 +395,11 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
             LOG.warn("clustered Vert.x did not close within {} ms: {}", deadline.toMillis(), e.toString());
         } finally {
             ThrottlingExecutorLeak.shutDown(clusterManager);
+            if (hazelcast.getLifecycleService().isRunning()) {
+                // Gracefully: the other members learn at once that this one left, hand its partitions over in
+                // order and log nothing about it (terminating makes them find it gone, which they warn about).
+                hazelcast.getLifecycleService().shutdown();
+            }
             if (hazelcast.getLifecycleService().isRunning()) {
                 hazelcast.getLifecycleService().terminate();
             }

@@ -44,6 +44,8 @@ final class CoordinatorVerticle extends VerticleBase {
     private long lastGeneration;
     private Assignment current;
     private boolean currentAborted;
+    /** Nodes of the current generation that announced their close: their leaving ends it in order. */
+    private final java.util.Set<String> closingNodes = new java.util.HashSet<>();
     private final boolean takeover;
     private static final long SETTLE_MS = 2000;
     private long settleTimer = -1;
@@ -141,6 +143,13 @@ final class CoordinatorVerticle extends VerticleBase {
                 } else {
                     resendTo(set, j.rank(), j.received(), "its join");
                 }
+            }
+        } else if (m instanceof ControlMessage.Closing c) {
+            WorkerInfo w = current == null || c.generation() != current.generation() ? null
+                    : current.workers().stream().filter(x -> x.rank() == c.rank()).findFirst().orElse(null);
+            if (w != null) {
+                closingNodes.add(w.node());
+                message.reply(node.seal(w.node(), c), control);
             }
         } else {
             LOG.warn("dropped unexpected control message {}", m.getClass().getSimpleName());
@@ -460,6 +469,7 @@ final class CoordinatorVerticle extends VerticleBase {
         long generation = lastGeneration + 1;
         current = new Assignment(generation, node.nodeId(), ranked);
         currentAborted = false;
+        closingNodes.clear();
         lastGeneration = generation;
         chosen.forEach(w -> pending.remove(w.node()));
         endNegotiations();
@@ -495,7 +505,11 @@ final class CoordinatorVerticle extends VerticleBase {
                     && current.workers().stream().anyMatch(w -> w.node().equals(gone))) {
                 currentAborted = true;
                 endNegotiations();
-                LOG.warn("generation {} aborted: node {} left", current.generation(), ControlAddresses.shortId(gone));
+                if (closingNodes.contains(gone)) {
+                    LOG.info("generation {} ended: node {} closed", current.generation(), ControlAddresses.shortId(gone));
+                } else {
+                    LOG.warn("generation {} aborted: node {} left", current.generation(), ControlAddresses.shortId(gone));
+                }
             }
         }
         if (!change.removed().isEmpty()) {

@@ -15,7 +15,9 @@ import org.slf4j.Logger;
  * workers close at about the same time; their Hazelcast members then race each other (a member finds another
  * gone before it learnt that it left, a migration answer finds no receiver, a membership event finds Vert.x
  * closed) and log that at WARN or ERROR, although nothing is wrong. Once a member has begun to close, what it
- * logs goes to DEBUG. A member that is not closing logs as usual, so a worker lost in a running job is reported.
+ * logs goes to DEBUG. A member that is not closing logs as usual, so a worker lost in a running job is reported;
+ * only what it says about a member that announced its close (which it then finds gone, or cannot reach) goes
+ * to DEBUG, until a new member joins at that address.
  *
  * <p>Hazelcast takes a logger factory only from the system property {@value #PROPERTY}; {@link #install()}
  * sets it unless the application set one itself. Members are told apart by the prefix Hazelcast puts on each
@@ -24,6 +26,8 @@ import org.slf4j.Logger;
 public final class ShutdownQuietLogging extends LoggerFactorySupport {
     static final String PROPERTY = "hazelcast.logging.class";
     private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
+    /** Addresses ({@code [host]:port}) of members that announced their close. */
+    private static final Set<String> DEPARTING = ConcurrentHashMap.newKeySet();
 
     /** Makes Hazelcast log through this factory, unless the application configured a factory of its own. */
     static void install() {
@@ -37,6 +41,16 @@ public final class ShutdownQuietLogging extends LoggerFactorySupport {
     /** From now on, what this member logs at WARN or above goes to DEBUG. */
     static void closing(HazelcastInstance member) {
         prefix(member).ifPresent(CLOSING::add);
+    }
+
+    /** What members log about {@code address} (a member that announced its close) goes to DEBUG. */
+    static void departing(String address) {
+        DEPARTING.add(address);
+    }
+
+    /** A member joined at {@code address}: what is logged about it is reported as usual again. */
+    static void arrived(String address) {
+        DEPARTING.remove(address);
     }
 
     /** A new member at the address and with the cluster name of one that closed earlier logs as usual. */
@@ -73,7 +87,7 @@ public final class ShutdownQuietLogging extends LoggerFactorySupport {
         @Override
         public void log(Level level, String message, Throwable thrown) {
             int v = level.intValue();
-            if (v >= Level.WARNING.intValue() && fromClosingMember(message)) {
+            if (v >= Level.WARNING.intValue() && (fromClosingMember(message) || aboutDepartingMember(message))) {
                 logger.debug("(closing) " + message, thrown);
             } else if (v >= Level.SEVERE.intValue()) {
                 logger.error(message, thrown);
@@ -94,6 +108,18 @@ public final class ShutdownQuietLogging extends LoggerFactorySupport {
             }
             for (String prefix : CLOSING) {
                 if (message.startsWith(prefix)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static boolean aboutDepartingMember(String message) {
+            if (message == null || DEPARTING.isEmpty()) {
+                return false;
+            }
+            for (String address : DEPARTING) {
+                if (message.contains(address)) {
                     return true;
                 }
             }

@@ -113,11 +113,14 @@ public final class WorkerStatus {
         event(vertx, "ended", a.generation(), a.workers().size(), cause.getMessage(), null);
     }
 
-    /** The cluster saw a worker of generation {@code a} leave (whether or not the generation had ended already). */
-    void lost(Vertx vertx, Assignment a, WorkerInfo w) {
-        String why = "rank " + w.rank() + " (" + w.describe() + ") left the cluster";
+    /**
+     * The cluster saw a worker of generation {@code a} leave (whether or not the generation had ended already);
+     * {@code closed}: it announced its close first, so it was not lost.
+     */
+    void lost(Vertx vertx, Assignment a, WorkerInfo w, boolean closed) {
+        String why = "rank " + w.rank() + " (" + w.describe() + ") " + (closed ? "closed" : "left the cluster");
         lastEnd = "after " + why;
-        event(vertx, "lost", a.generation(), a.workers().size(), why, w.rank());
+        event(vertx, closed ? "closed" : "lost", a.generation(), a.workers().size(), why, w.rank());
     }
 
     private void event(Vertx vertx, String event, long generation, int size, String reason, Integer lostRank) {

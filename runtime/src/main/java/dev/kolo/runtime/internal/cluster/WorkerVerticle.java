@@ -56,6 +56,10 @@ public final class WorkerVerticle extends VerticleBase {
      * cluster's order names the worker that really went first.
      */
     private final List<WorkerInfo> departed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Nodes of the current generation that announced their close: their leaving is an orderly end, not a loss. */
+    private final java.util.Set<String> closingPeers = new java.util.HashSet<>();
+    /** This worker is closing: whoever leaves now, nothing is lost that its program still waits for. */
+    private boolean closing;
     private HelloReply lastReply;
     private boolean coordinatorDeployed;
     private Future<String> coordinatorDeployment;
@@ -126,6 +130,40 @@ public final class WorkerVerticle extends VerticleBase {
         return next.future();
     }
 
+    /**
+     * Tells every other worker of the current generation that this one is closing, so that they end the
+     * generation when it leaves as an orderly end (logged at INFO, not counted as a lost worker) rather than a
+     * failure. Completes once each has noted it, or has not answered within the control plane's send timeout;
+     * never fails: a peer that does not answer only reports the close as a loss.
+     */
+    public Future<Void> announceClosing() {
+        Promise<Void> done = Promise.promise();
+        context.runOnContext(v -> {
+            closing = true;
+            WorkerInfo me = assignment == null ? null : assignment.workers().stream()
+                    .filter(w -> w.node().equals(node.nodeId())).findFirst().orElse(null);
+            if (me == null || abortCause != null) {
+                done.complete();
+                return;
+            }
+            // A peer that announced its own close first is not told: it may have stopped listening by now.
+            List<Future<?>> noted = new ArrayList<>();
+            for (WorkerInfo w : assignment.workers()) {
+                if (!w.node().equals(node.nodeId()) && members.contains(w.node()) && !closingPeers.contains(w.node())) {
+                    noted.add(vertx.eventBus().request(node.addresses().worker(w.node()),
+                            node.seal(w.node(), new ControlMessage.Closing(assignment.generation(), me.rank())), control));
+                }
+            }
+            if (coordinatorNode != null && !coordinatorNode.equals(node.nodeId()) && members.contains(coordinatorNode)
+                    && !closingPeers.contains(coordinatorNode)) {
+                noted.add(vertx.eventBus().request(node.addresses().coordinator(coordinatorNode), node.seal(
+                        coordinatorNode, new ControlMessage.Closing(assignment.generation(), me.rank())), control));
+            }
+            Future.join(noted).onComplete(x -> done.complete());
+        });
+        return done.future();
+    }
+
     /** Registers a callback (run on this verticle's context) for every published view. */
     void onView(Consumer<WorkerView> listener) {
         context.runOnContext(v -> viewListeners.add(listener));
@@ -167,6 +205,15 @@ public final class WorkerVerticle extends VerticleBase {
         }
         if (m instanceof Assignment a) {
             onAssignment(a);
+        } else if (m instanceof ControlMessage.Closing c) {
+            WorkerInfo peer = assignment == null || c.generation() != assignment.generation() ? null
+                    : assignment.workers().stream().filter(w -> w.rank() == c.rank()).findFirst().orElse(null);
+            if (peer != null) {
+                closingPeers.add(peer.node());
+                node.departing(peer.node());
+                collectives.peerClosing(peer.rank());
+                message.reply(node.seal(peer.node(), c), control);
+            }
         } else if (m instanceof ControlMessage.MembershipPending mp) {
             if (assignment != null && mp.generation() == assignment.generation()) {
                 changePending.set(true);
@@ -200,6 +247,7 @@ public final class WorkerVerticle extends VerticleBase {
         assignment = a;
         abortCause = null;
         departed.clear();
+        closingPeers.clear();
         coordinatorNode = a.coordinatorNode();
         coordinatorGeneration = a.generation();
         vertx.cancelTimer(helloTimer);
@@ -219,18 +267,24 @@ public final class WorkerVerticle extends VerticleBase {
         for (String gone : change.removed()) {
             WorkerInfo lost = view.get().worker(gone);
             boolean coordinatorLost = gone.equals(coordinatorNode);
+            boolean orderly = closingPeers.contains(gone);
             if (lost != null && assignment != null) {
                 departed.add(lost);
-                status.lost(vertx, assignment, lost);
+                status.lost(vertx, assignment, lost, orderly);
             }
             if ((lost != null || coordinatorLost) && assignment != null && abortCause == null) {
                 String who = lost != null ? "worker rank " + lost.rank() + " (" + lost.describe() + ")"
                         : "the coordinator (node " + ControlAddresses.shortId(gone) + ")";
-                WorkerLostException cause = new WorkerLostException(who + " left the cluster; generation "
-                        + assignment.generation() + " is aborted", lost != null ? lost.rank() : -1,
-                        lost != null ? lost.host() : null);
-                LOG.warn(cause.getMessage());
-                endGeneration(cause, lost != null);
+                WorkerLostException cause = new WorkerLostException(who + (orderly
+                        ? " closed (its program called close); generation " + assignment.generation() + " is over"
+                        : " left the cluster; generation " + assignment.generation() + " is aborted"),
+                        lost != null ? lost.rank() : -1, lost != null ? lost.host() : null);
+                if (orderly || closing) {
+                    LOG.info(cause.getMessage());
+                } else {
+                    LOG.warn(cause.getMessage());
+                }
+                endGeneration(cause, lost != null && !orderly);
             }
         }
         if (!members.isEmpty() && !members.contains(coordinatorNode)) {

@@ -113,6 +113,13 @@ public interface DataPlane extends AutoCloseable {
         return "local";
     }
 
+    /**
+     * Rank {@code rank} announced that it closes (its program called close): when its connections end, this
+     * data plane ends the generation as for a lost peer, but reports it as that rank's close and logs no warning.
+     */
+    default void peerClosing(int rank) {
+    }
+
     /** Wakes any thread blocked in this data plane with {@code cause}; later calls fail with it too. */
     void abort(KoloException cause);
 

@@ -565,6 +565,11 @@ public final class Ring implements DataPlane {
         links.abort(cause);
     }
 
+    @Override
+    public void peerClosing(int rank) {
+        links.transport().peerClosing(rank);
+    }
+
     /** @return whether the ring was aborted or closed (by a failure, an abort or {@link #close}) */
     public boolean isAborted() {
         return links.isAborted();

@@ -50,6 +50,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
     private static final byte JOIN_RESPONSE = 12;
     private static final byte MEMBERSHIP_PENDING = 13;
     private static final byte RANK_STATUS = 14;
+    private static final byte CLOSING = 15;
     public static final int MAX_DIMS = 32;
     /** Largest job size a message may describe (rank fields lie below it). */
     static final int MAX_RANKS = MAX_LIST;
@@ -119,6 +120,10 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         } else if (m instanceof ControlMessage.MembershipPending mp) {
             out.appendByte(MEMBERSHIP_PENDING);
             out.appendLong(mp.generation());
+        } else if (m instanceof ControlMessage.Closing c) {
+            out.appendByte(CLOSING);
+            out.appendLong(c.generation());
+            out.appendInt(c.rank());
         } else if (m instanceof ControlMessage.RankStatus st) {
             out.appendByte(RANK_STATUS);
             out.appendLong(st.generation());
@@ -192,6 +197,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
             case JOIN_RESPONSE: m = new JoinResponse(r.generation("generation"), r.u16(), r.sequence("sequence"),
                     r.rankOrNone("lastRank")); break;
             case MEMBERSHIP_PENDING: m = new ControlMessage.MembershipPending(r.generation("generation")); break;
+            case CLOSING: m = new ControlMessage.Closing(r.generation("generation"), r.rank("rank")); break;
             case RANK_STATUS: m = new ControlMessage.RankStatus(r.generation("generation"), r.rank("rank"), r.string());
                 break;
             default: throw new IllegalArgumentException("unknown control message type " + type);

@@ -96,6 +96,14 @@ public sealed interface ControlMessage {
     }
 
     /**
+     * A rank of {@code generation} is closing (its program called close): when it leaves the cluster, the others
+     * end the generation as they would for a lost worker, but report it as an orderly end, not a failure. The
+     * receiver replies (with this message) once it has noted it, so the sender leaves only after its peers know.
+     */
+    record Closing(long generation, int rank) implements ControlMessage {
+    }
+
+    /**
      * A rank's status for the coordinator's status page, sent every status interval: {@code report} is a JSON
      * object (at most {@link ControlCodec#MAX_STRING} bytes) that the page's board reads field by field.
      */

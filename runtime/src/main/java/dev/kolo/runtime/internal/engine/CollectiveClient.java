@@ -372,6 +372,25 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     }
 
     /**
+     * Rank {@code globalRank} of the current generation announced its close: when it goes, the data plane
+     * reports its close, not a loss (see {@link DataPlane#peerClosing}). Any thread.
+     */
+    public void peerClosing(int globalRank) {
+        RankGeneration g = engine.current;
+        int rank = scope.global() ? globalRank : scope.ranks().indexOf(globalRank);
+        if (g != null && rank >= 0) {
+            g.closingRanks.add(rank);
+            DataPlane dp = g.dataPlane;
+            if (dp != null) {
+                dp.peerClosing(rank);
+            }
+        }
+        for (CollectiveClient set : sets.values()) {
+            set.peerClosing(globalRank);
+        }
+    }
+
+    /**
      * Membership saw a worker of the current generation leave: the generation ends with that cause. If the data
      * plane ended it first (a surviving peer closed its connections on its own abort, which names that peer),
      * later ops fail with this cause instead, which names the worker that was really lost.

@@ -69,6 +69,8 @@ final class RankGeneration {
     final WorkerInfo self;
     volatile KoloException abortCause;
     volatile DataPlane dataPlane;
+    /** Ranks of this generation (of its set) that announced their close, told to the data plane once it is open. */
+    final java.util.Set<Integer> closingRanks = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final Observability observability;
     private final Completion completion;
@@ -136,6 +138,7 @@ final class RankGeneration {
     /** Connects this generation's data plane (blocks until the ring is up or fails). */
     void open(DataPlaneFactory factory, dev.kolo.runtime.internal.collectives.Reducer reducer) {
         dataPlane = factory.open(assignment, self, scope.id());
+        closingRanks.forEach(dataPlane::peerClosing);
         if (abortCause != null) {
             dataPlane.abort(abortCause);
         }

@@ -35,6 +35,8 @@ final class StatusBoard {
     private JsonObject lastCommit;
     private JsonObject lastCheckpoint;
     private final Set<Integer> lost = new LinkedHashSet<>();
+    /** Ranks that closed in order (their program called close): not a failure, so not shown as lost. */
+    private final Set<Integer> closed = new LinkedHashSet<>();
 
     StatusBoard(long intervalMillis) {
         this.intervalMillis = intervalMillis;
@@ -45,6 +47,7 @@ final class StatusBoard {
         if (v.getLong("generation", 0L) != view.getLong("generation", 0L)) {
             reports.clear(); // a new generation: ranks are renumbered
             lost.clear();
+            closed.clear();
             stalls = new JsonArray();
         }
         view = v;
@@ -57,7 +60,7 @@ final class StatusBoard {
         }
         Integer lostRank = e.getInteger("lostRank");
         if (lostRank != null) {
-            lost.add(lostRank);
+            ("closed".equals(e.getString("event")) ? closed : lost).add(lostRank);
         }
     }
 
@@ -255,6 +258,8 @@ final class StatusBoard {
             String state;
             if (lost.contains(rank)) {
                 state = "lost";
+            } else if (closed.contains(rank)) {
+                state = "closed";
             } else if (!active) {
                 state = "waiting";
             } else if (r == null) {

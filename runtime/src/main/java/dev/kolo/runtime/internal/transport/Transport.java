@@ -37,6 +37,8 @@ public final class Transport {
     private final Selector idleSelector;
     private final long progressTimeoutNanos;
     private volatile WorkerLostException abortCause;
+    /** Peers that announced their close (rare, read only when a link fails). */
+    private final java.util.Set<Integer> closingPeers = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Test hook: after this many frames sent by one op, the rank "crashes" (closes all sockets abruptly). */
     public volatile int crashAfterFrames = -1;
 
@@ -672,13 +674,26 @@ public final class Transport {
     }
 
     public WorkerLostException lost(Link link, String what, long seq, Throwable cause) {
-        WorkerLostException e = new WorkerLostException("data connection to rank " + link.peerRank + " ("
-                + link.peerHost + ") " + what + " during op " + seq + " of generation " + generation
-                + " (this rank " + rank + " of " + size + ")", link.peerRank, link.peerHost);
+        String where = " during op " + seq + " of generation " + generation + " (this rank " + rank + " of " + size + ")";
+        WorkerLostException e = closing(link.peerRank)
+                ? new WorkerLostException("rank " + link.peerRank + " (" + link.peerHost + ") closed (its program called "
+                        + "close): its data connection ended" + where, link.peerRank, link.peerHost)
+                : new WorkerLostException("data connection to rank " + link.peerRank + " (" + link.peerHost + ") "
+                        + what + where, link.peerRank, link.peerHost);
         if (cause != null) {
             e.initCause(cause);
         }
         return e;
+    }
+
+    /** Rank {@code peer} announced its close: a failure of its links from now on is that close, not a loss. */
+    public void peerClosing(int peer) {
+        closingPeers.add(peer);
+    }
+
+    /** @return whether rank {@code peer} announced its close; any thread */
+    public boolean closing(int peer) {
+        return closingPeers.contains(peer);
     }
 
     /**

@@ -192,7 +192,11 @@ public final class PeerLinks {
 
     private void abortWith(WorkerLostException cause) {
         if (transport.abort(cause) == cause && cause.lostRank() >= 0) {
-            LOG.warn("data plane: rank {} aborts generation {}: {}", transport.rank, transport.generation, cause.getMessage());
+            if (transport.closing(cause.lostRank())) {
+                LOG.info("data plane: rank {} ends generation {}: {}", transport.rank, transport.generation, cause.getMessage());
+            } else {
+                LOG.warn("data plane: rank {} aborts generation {}: {}", transport.rank, transport.generation, cause.getMessage());
+            }
         }
     }
 

@@ -130,6 +130,11 @@ final class SharedMemoryUpgrade {
         try {
             s = SharedSegment.create(options.sharedMemoryDir(), job, generation, options.sharedMemoryBytes());
         } catch (IOException | RuntimeException e) {
+            if (e instanceof java.nio.channels.ClosedByInterruptException || Thread.currentThread().isInterrupted()) {
+                // This rank is closing (its data plane's thread was interrupted): no lack of room to report.
+                Thread.currentThread().interrupt();
+                throw new dev.kolo.runtime.KoloException("interrupted while connecting the data plane");
+            }
             LOG.warn("data plane: cannot create a shared-memory segment of {} bytes in {} for rank {} ({}); that "
                     + "pair stays on TCP. Make room there (in Kubernetes, an emptyDir of medium Memory mounted at "
                     + "/dev/shm, within the pod's memory limit), or lower KOLO_SHM_BYTES",
