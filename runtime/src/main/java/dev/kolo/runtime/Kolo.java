@@ -308,7 +308,12 @@ public final class Kolo extends Collectives implements AutoCloseable {
         return config().opTimeout();
     }
 
-    /** Leaves the job: other workers see this worker leave. Idempotent; bounded in time. */
+    /**
+     * Leaves the job. The other workers are told first, so their generation ends as this worker's close: what
+     * they still wait for fails with a {@link WorkerLostException} that says this rank closed, and they log it
+     * without a warning (an elastic job regroups as for a lost worker). Idempotent; bounded in time (the notice
+     * waits at most 3 s for the others).
+     */
     @Override
     public void close() {
         worker.close();
