@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kolo.testing.StatusJson;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -16,8 +19,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * A worker whose program calls close while the others still run (a rank that finished first, a job's ranks
  * closing one after another): the others' generation ends, so nothing waits for the closed rank for ever, but
- * as an orderly end. Their error says the rank closed, they log no warning, and no worker counts as lost. With
- * the job's defaults.
+ * as an orderly end. Their error says the rank closed, they log no warning, no worker counts as lost, and the
+ * coordinator's status page shows the rank closed. With the job's defaults (its metrics and status port too).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class OrderlyCloseTest {
@@ -25,7 +28,9 @@ class OrderlyCloseTest {
     @Test
     void aRankThatClosesEndsTheOthersGenerationWithoutAWarningOrALoss() throws Exception {
         String name = LocalJob.uniqueName("orderly");
-        try (LogCapture log = LogCapture.start(); LocalJob job = LocalJob.start(name, 3, i -> LocalJob.config(name, 3).build())) {
+        int clusterPort = LocalJob.freshPortRange();
+        try (LogCapture log = LogCapture.start(); LocalJob job = LocalJob.start(name, 3, i -> KoloConfig.builder()
+                .jobName(name).np(3).clusterPort(clusterPort).rendezvousTimeout(Duration.ofSeconds(60)).build())) {
             // The highest rank that does not coordinate closes, so the others keep their coordinator.
             List<Kolo> byRank = job.byRank();
             Kolo closer = null;
@@ -76,6 +81,20 @@ class OrderlyCloseTest {
                 assertEquals(0.0, k.meterRegistry().counter("kolo.workers.lost").count(),
                         "an orderly close is not a lost worker");
             }
+            Kolo coordinator = others.stream().filter(k -> k.nodeId().equals(k.coordinatorNode())).findFirst()
+                    .orElseThrow();
+            String state = null;
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!"closed".equals(state) && System.nanoTime() < until) {
+                for (Object o : StatusJson.get(coordinator.statusUrl()).getJsonArray("ranks")) {
+                    JsonObject row = (JsonObject) o;
+                    if (row.getInteger("rank") == closed) {
+                        state = row.getString("state");
+                    }
+                }
+                Thread.sleep(50); // poll interval; the deadline above bounds the wait
+            }
+            assertEquals("closed", state, "the coordinator's status page shows the closed rank as closed");
             List<String> all = log.lines(l -> true);
             List<String> warnings = all.subList(before, all.size()).stream()
                     .filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")).toList();
