@@ -82,21 +82,7 @@ class CoordinatorFailoverTest {
             // the loss it names the lost rank (a survivor's data plane may have seen a neighbour close its
             // connections first, which names that neighbour).
             for (Kolo k : survivors) {
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                WorkerLostException last = null;
-                while (System.nanoTime() < until) {
-                    CompletableFuture<Void> again = CompletableFuture.runAsync(k::barrier);
-                    try {
-                        again.get(30, TimeUnit.SECONDS);
-                        fail("barrier on an aborted generation succeeded");
-                    } catch (ExecutionException e) {
-                        last = assertInstanceOf(WorkerLostException.class, e.getCause(), String.valueOf(e.getCause()));
-                    }
-                    if (last.lostRank() == coordinatorRank) {
-                        break;
-                    }
-                    Thread.sleep(10); // poll interval; the deadline above bounds the wait
-                }
+                WorkerLostException last = LocalJob.lastLossError(k, e -> e.lostRank() == coordinatorRank);
                 assertEquals(coordinatorRank, last.lostRank(), last.getMessage());
             }
         }

@@ -4,10 +4,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
+import java.util.function.Predicate;
 
 /** Starts several real workers of one job in this JVM, concurrently, as a job's processes would. */
 final class LocalJob implements AutoCloseable {
@@ -90,6 +95,35 @@ final class LocalJob implements AutoCloseable {
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * Submits barriers on {@code worker}, whose generation a lost or closed rank ended, until one fails naming
+     * what {@code named} accepts (membership names the rank that went; a data plane may first name the neighbour
+     * that closed a connection), or 30 s have passed. Every barrier must fail: the generation is over.
+     *
+     * @return the last error seen, which the caller checks
+     */
+    static WorkerLostException lastLossError(Kolo worker, Predicate<WorkerLostException> named)
+            throws InterruptedException, TimeoutException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        WorkerLostException last = null;
+        while (System.nanoTime() < until) {
+            try {
+                CompletableFuture.runAsync(worker::barrier).get(30, TimeUnit.SECONDS);
+                throw new AssertionError("a barrier succeeded on a generation that a rank's going ended");
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof WorkerLostException lost)) {
+                    throw new AssertionError("expected a WorkerLostException, got " + e.getCause(), e.getCause());
+                }
+                last = lost;
+            }
+            if (named.test(last)) {
+                break;
+            }
+            Thread.sleep(10); // poll interval; the deadline above bounds the wait
+        }
+        return last;
     }
 
     /** @return the workers indexed by their rank */

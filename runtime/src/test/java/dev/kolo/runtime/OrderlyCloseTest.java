@@ -61,20 +61,8 @@ class OrderlyCloseTest {
             // Once membership has seen the rank go, what the others submit fails at once, naming it and its close
             // (the data plane may name the first peer it saw close a connection before that).
             for (Kolo k : others) {
-                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                WorkerLostException last = null;
-                while (System.nanoTime() < until) {
-                    try {
-                        CompletableFuture.runAsync(k::barrier).get(30, TimeUnit.SECONDS);
-                        fail("a barrier succeeded on a generation a rank closed");
-                    } catch (ExecutionException e) {
-                        last = assertInstanceOf(WorkerLostException.class, e.getCause(), String.valueOf(e.getCause()));
-                    }
-                    if (last.lostRank() == closed && last.getMessage().contains("closed")) {
-                        break;
-                    }
-                    Thread.sleep(10); // poll interval; the deadline above bounds the wait
-                }
+                WorkerLostException last = LocalJob.lastLossError(k,
+                        e -> e.lostRank() == closed && e.getMessage().contains("closed"));
                 assertEquals(closed, last.lostRank(), last.getMessage());
                 assertTrue(last.getMessage().contains("rank " + closed) && last.getMessage().contains(
                         "closed (its program called close)"), last.getMessage());

@@ -102,24 +102,22 @@ public final class ShutdownQuietLogging extends LoggerFactorySupport {
             }
         }
 
+        /** @return whether the message starts with the prefix of a member that is closing */
         private static boolean fromClosingMember(String message) {
-            if (message == null || CLOSING.isEmpty()) {
-                return false;
-            }
-            for (String prefix : CLOSING) {
-                if (message.startsWith(prefix)) {
-                    return true;
-                }
-            }
-            return false;
+            return matchesAny(message, CLOSING, true);
         }
 
+        /** @return whether the message names the address of a member that announced its close */
         private static boolean aboutDepartingMember(String message) {
-            if (message == null || DEPARTING.isEmpty()) {
-                return false;
+            return matchesAny(message, DEPARTING, false);
+        }
+
+        private static boolean matchesAny(String message, Set<String> parts, boolean atStart) {
+            if (message == null || parts.isEmpty()) {
+                return false; // an iterator is an allocation: none while no member closes
             }
-            for (String address : DEPARTING) {
-                if (message.contains(address)) {
+            for (String part : parts) {
+                if (atStart ? message.startsWith(part) : message.contains(part)) {
                     return true;
                 }
             }
