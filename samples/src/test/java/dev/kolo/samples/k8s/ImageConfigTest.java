@@ -36,7 +36,7 @@ class ImageConfigTest {
         String[] user = jib.user().split(":");
         assertTrue(user[0].matches("[0-9]+") && Integer.parseInt(user[0]) > 0,
                 "a numeric non-root uid (Kubernetes can only verify runAsNonRoot for numeric users): " + jib.user());
-        for (String overlay : List.of("elastic", "job")) {
+        for (String overlay : List.of("elastic", "job", "two-per-pod")) {
             Overlay o = Overlay.render(overlay);
             var pod = o.podTemplate().getSpec().getSecurityContext();
             assertEquals(Long.parseLong(user[0]), pod.getRunAsUser(), overlay + ": runAsUser is the image's user");
@@ -50,9 +50,10 @@ class ImageConfigTest {
     void portsAndEnvironmentMatchTheManifests() throws Exception {
         ImageSpec jib = ImageSpec.fromJib();
         Set<String> allowed = KoloSettings.allowed();
-        for (String overlay : List.of("elastic", "job")) {
+        for (String overlay : List.of("elastic", "job", "two-per-pod")) {
             Overlay o = Overlay.render(overlay);
-            assertEquals(new TreeSet<>(o.containerPorts().values()), jib.ports(), overlay + ": exposed ports");
+            // The image's defaults are the first worker's; a pod's other workers set their own ports.
+            assertEquals(new TreeSet<>(Overlay.ports(o.worker()).values()), jib.ports(), overlay + ": exposed ports");
             jib.env().forEach((k, v) -> {
                 if (k.startsWith("KOLO_")) {
                     assertTrue(allowed.contains(k), "image env " + k + " is not a setting the worker reads");
@@ -68,8 +69,10 @@ class ImageConfigTest {
     void manifestsRunTheImageJibBuilds() throws Exception {
         String image = ImageSpec.jibTargetImage();
         assertEquals("kolo-worker:" + ImageSpec.projectVersion(), image);
-        for (String overlay : List.of("elastic", "job")) {
-            assertEquals(image, Overlay.render(overlay).worker().getImage(), overlay + ": container image");
+        for (String overlay : List.of("elastic", "job", "two-per-pod")) {
+            for (var c : Overlay.render(overlay).containers()) {
+                assertEquals(image, c.getImage(), overlay + ": image of container " + c.getName());
+            }
         }
     }
 

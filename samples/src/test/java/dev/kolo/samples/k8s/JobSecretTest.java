@@ -48,9 +48,16 @@ class JobSecretTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void theWorkerReadsTheSecretFromTheSecret(String name) {
         Overlay o = Overlay.render(name);
+        for (var c : o.containers()) {
+            SecretKeySelector own = env(c, "KOLO_JOB_SECRET").getValueFrom().getSecretKeyRef();
+            assertNotNull(own, c.getName() + ": KOLO_JOB_SECRET from a Secret");
+            assertEquals(o.secret().getMetadata().getName(), own.getName(), c.getName() + ": the job's Secret");
+            assertEquals("KOLO_JOB_SECRET", own.getKey(), c.getName());
+            assertTrue(c.getEnv().stream().noneMatch(v -> v.getName().equals("KOLO_INSECURE")), c.getName());
+        }
         EnvVar e = env(o.worker(), "KOLO_JOB_SECRET");
         SecretKeySelector ref = e.getValueFrom().getSecretKeyRef();
         assertNotNull(ref, "KOLO_JOB_SECRET comes from a Secret, never a literal or the ConfigMap");
@@ -74,7 +81,7 @@ class JobSecretTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void theCommittedPlaceholderIsRefusedWithTheFix(String name) {
         Overlay o = Overlay.render(name);
         String committed = secretValue(o.secret(), "KOLO_JOB_SECRET");
@@ -87,7 +94,7 @@ class JobSecretTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void withoutTheSecretAWorkerRefusesToStart(String name) {
         KoloConfig c = withProperties(settings(Overlay.render(name)), KoloConfig::fromEnvironment);
         // Refused before binding a port or joining anything, so this is safe to call here.

@@ -35,7 +35,11 @@ class KustomizeTest {
             }
             MiniKustomize.checkKustomization(k, f);
             k.path("resources").forEach(r -> referenced.add(f.getParent().resolve(r.asText()).normalize()));
-            k.path("patches").forEach(p -> referenced.add(f.getParent().resolve(p.path("path").asText()).normalize()));
+            k.path("patches").forEach(p -> {
+                if (p.has("path")) { // else an inline patch
+                    referenced.add(f.getParent().resolve(p.path("path").asText()).normalize());
+                }
+            });
             k.path("configMapGenerator").forEach(g -> g.path("files").forEach(
                     file -> referenced.add(f.getParent().resolve(file.asText()).normalize())));
         }
@@ -56,8 +60,8 @@ class KustomizeTest {
      * overlays, the dashboard, and the overlays of a copy with another job name and size.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"overlays/elastic", "overlays/job", "grafana", "renamed:overlays/elastic",
-            "renamed:overlays/job"})
+    @ValueSource(strings = {"overlays/elastic", "overlays/job", "overlays/two-per-pod", "grafana",
+            "renamed:overlays/elastic", "renamed:overlays/job", "renamed:overlays/two-per-pod"})
     void javaRendererAgreesWithKubectlKustomize(String name, @TempDir Path tmp) throws Exception {
         Path kubectl = Manifests.findOnPath("kubectl");
         Assumptions.assumeTrue(kubectl != null, "kubectl is not installed: the overlays were rendered by "
@@ -120,5 +124,59 @@ class KustomizeTest {
         Files.writeString(tmp.resolve("patch.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: other}\n");
         e = assertThrows(IllegalArgumentException.class, () -> MiniKustomize.render(tmp));
         assertTrue(e.getMessage().contains("not found"), e.getMessage());
+
+        // JSON patches: only the operations JsonPatch implements, with a target, on values that exist.
+        Map<String, String> rejected = Map.of(
+                "patches: [{target: {kind: ConfigMap}, patch: '[{op: move, from: /data/A, path: /data/B}]'}]", "move",
+                "patches: [{patch: '[{op: remove, path: /data/A}]'}]", "target",
+                "patches: [{target: {kind: ConfigMap}, patch: '[{op: test, path: /data/A, value: b}]'}]", "test failed",
+                "patches: [{target: {kind: ConfigMap}, patch: '[{op: replace, path: /data/B, value: b}]'}]", "no value",
+                "patches: [{target: {kind: ConfigMap}, patch: '[{op: add, path: /data/A/x, value: b}]'}]",
+                "not an object",
+                "patches: [{target: {kind: ConfigMap}, patch: '[{op: add, path: /list/-, value: b}]'}]", "no value",
+                "patches: [{target: {kind: ConfigMap}, patch: '[{op: remove, path: /data/A, value: a}]'}]", "value",
+                "patches: [{target: {kind: ConfigMap}, patch: '[{op: add, path: \"\", value: {}}]'}]", "pointer",
+                "patches: [{path: patch.yaml, patch: '[]'}]", "either",
+                "patches: [{path: patch.yaml, options: {allowNameChange: true}}]", "options");
+        for (var r : rejected.entrySet()) {
+            Files.writeString(tmp.resolve("kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\n"
+                    + "kind: Kustomization\nresources: [cm.yaml]\n" + r.getKey() + "\n");
+            e = assertThrows(IllegalArgumentException.class, () -> MiniKustomize.render(tmp), r.getKey());
+            assertTrue(e.getMessage().contains(r.getValue()), r.getKey() + ": " + e.getMessage());
+        }
+    }
+
+    /** JSON patches (RFC 6902) as kustomize applies them: what overlays/two-per-pod uses, and pointer escapes. */
+    @Test
+    void javaRendererAppliesJsonPatches(@TempDir Path tmp) throws IOException {
+        Files.writeString(tmp.resolve("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+                + "data: {A: a, B: b}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n");
+        Files.writeString(tmp.resolve("kustomization.yaml"), """
+                apiVersion: kustomize.config.k8s.io/v1beta1
+                kind: Kustomization
+                resources: [cm.yaml]
+                patches:
+                  - target: {kind: ConfigMap}
+                    patch: |-
+                      - {op: test, path: /data/A, value: a}
+                      - {op: copy, from: /data/A, path: /data/C}
+                      - {op: replace, path: /data/A, value: x}
+                      - {op: remove, path: /data/B}
+                      - {op: add, path: /metadata/labels, value: {}}
+                      - {op: add, path: /metadata/labels/app.kubernetes.io~1name, value: kolo}
+                      - {op: add, path: /list, value: [1, 3]}
+                      - {op: add, path: /list/1, value: 2}
+                      - {op: add, path: /list/-, value: 4}
+                      - {op: copy, from: /list/0, path: /list/-}
+                      - {op: replace, path: /list/0, value: 0}
+                      - {op: remove, path: /list/1}
+                """);
+        Map<String, ObjectNode> rendered = MiniKustomize.render(tmp);
+        ObjectNode cm = rendered.get("v1|ConfigMap|c");
+        assertEquals("{\"A\":\"x\",\"C\":\"a\"}", cm.get("data").toString());
+        assertEquals("{\"app.kubernetes.io/name\":\"kolo\"}", cm.path("metadata").path("labels").toString());
+        assertEquals("[0,3,4,1]", cm.get("list").toString());
+        assertEquals("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\"}}",
+                rendered.get("v1|Secret|s").toString(), "only the target kind is patched");
     }
 }

@@ -52,8 +52,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The manifests of both overlays, rendered and parsed strictly, and checked against each other and against
- * what the worker reads and serves.
+ * The manifests of every overlay, rendered and parsed strictly, and checked against each other and against
+ * what the worker reads and serves; a pod may run several workers (overlays/two-per-pod), each checked.
  */
 class ManifestsTest {
     /** The worker's HTTP endpoints on KOLO_METRICS_PORT (the observability work serves exactly these). */
@@ -87,7 +87,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void overlayHasEveryPart(String name) {
         Overlay o = Overlay.render(name);
         assertNotNull(o.configMap());
@@ -109,7 +109,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void selectorsMatchThePodLabels(String name) {
         Overlay o = Overlay.render(name);
         Map<String, String> pod = o.podTemplate().getMetadata().getLabels();
@@ -137,15 +137,22 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void portsAgreeAcrossConfigMapContainerServiceAndPolicy(String name) {
         Overlay o = Overlay.render(name);
+        for (Container c : o.containers()) {
+            // Each worker listens where its own settings say: the ConfigMap's, or its env where it overrides them.
+            Map<String, Integer> own = Overlay.portsByRole(c);
+            Map<String, String> settings = o.settings(c);
+            assertEquals(PORT_SETTINGS.keySet(), own.keySet(), c.getName() + ": container ports");
+            PORT_SETTINGS.forEach((port, setting) -> assertEquals(Integer.parseInt(settings.get(setting)),
+                    own.get(port), c.getName() + ": " + setting + " vs its container port '" + port + "'"));
+            assertTrue(own.get("data") > 0, "KOLO_DATA_PORT must be fixed (not 0, any free port) on Kubernetes");
+        }
+        assertEquals(KoloConfig.DEFAULT_CLUSTER_PORT, Overlay.portsByRole(o.worker()).get("hazelcast"));
         Map<String, Integer> container = o.containerPorts();
-        assertEquals(PORT_SETTINGS.keySet(), container.keySet(), "container ports");
-        PORT_SETTINGS.forEach((port, setting) -> assertEquals(Integer.parseInt(o.settings().get(setting)),
-                container.get(port), setting + " vs container port '" + port + "'"));
-        assertEquals(KoloConfig.DEFAULT_CLUSTER_PORT, container.get("hazelcast"));
-        assertTrue(container.get("data") > 0, "KOLO_DATA_PORT must be fixed (not 0, any free port) on Kubernetes");
+        Set<Integer> metricsPorts = new HashSet<>();
+        o.containers().forEach(c -> metricsPorts.add(Overlay.portsByRole(c).get("metrics")));
 
         Service svc = o.service();
         Map<String, Integer> servicePorts = new HashMap<>();
@@ -158,7 +165,7 @@ class ManifestsTest {
             assertEquals("TCP", p.getProtocol());
             servicePorts.put(p.getName(), p.getPort());
         }
-        assertEquals(container, servicePorts, "the Service exposes exactly the container ports");
+        assertEquals(container, servicePorts, "the Service exposes exactly the ports of the pod's containers");
 
         NetworkPolicy np = o.networkPolicy();
         assertEquals(List.of("Ingress"), np.getSpec().getPolicyTypes());
@@ -186,17 +193,19 @@ class ManifestsTest {
                     // Another namespace: only the Prometheus scraper, only the metrics port.
                     assertNotNull(peer.getPodSelector(), "a namespace peer must also select pods");
                     assertEquals("prometheus", peer.getPodSelector().getMatchLabels().get("app.kubernetes.io/name"));
-                    assertEquals(Set.of(container.get("metrics")), ports, "the scraper reaches the metrics port only");
+                    assertEquals(metricsPorts, ports, "the scraper reaches every worker's metrics port, and only "
+                            + "those");
                     prometheus = true;
                 }
             }
         }
-        assertEquals(new HashSet<>(container.values()), admittedFromPeers, "workers reach each other on all ports");
+        assertEquals(new HashSet<>(container.values()), admittedFromPeers, "workers reach each other on all ports of "
+                + "every container");
         assertTrue(prometheus, "Prometheus is admitted to the metrics port");
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void discoveryUsesTheHeadlessService(String name) {
         Overlay o = Overlay.render(name);
         Service svc = o.service();
@@ -216,18 +225,23 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void probesUseTheWorkersHealthEndpoints(String name) {
         Overlay o = Overlay.render(name);
-        Container c = o.worker();
-        int metrics = Integer.parseInt(o.settings().get("KOLO_METRICS_PORT"));
-        assertProbe(c.getStartupProbe(), LIVE, metrics, o, "startupProbe");
-        assertProbe(c.getReadinessProbe(), READY, metrics, o, "readinessProbe");
-        assertProbe(c.getLivenessProbe(), LIVE, metrics, o, "livenessProbe");
-        Probe startup = c.getStartupProbe();
-        int startupSeconds = startup.getPeriodSeconds() * startup.getFailureThreshold();
-        assertTrue(startupSeconds >= Double.parseDouble(o.settings().get("KOLO_RENDEZVOUS_TIMEOUT")),
-                "the startup probe waits at least the rendezvous timeout (" + startupSeconds + " s)");
+        for (Container c : o.containers()) {
+            // Each container's probes resolve a port name among its own ports, and reach its own worker.
+            int own = Integer.parseInt(o.settings(c).get("KOLO_METRICS_PORT"));
+            String what = c.getName() + " ";
+            assertProbe(c.getStartupProbe(), LIVE, own, c, what + "startupProbe");
+            assertProbe(c.getReadinessProbe(), READY, own, c, what + "readinessProbe");
+            assertProbe(c.getLivenessProbe(), LIVE, own, c, what + "livenessProbe");
+            Probe startup = c.getStartupProbe();
+            int startupSeconds = startup.getPeriodSeconds() * startup.getFailureThreshold();
+            assertTrue(startupSeconds >= Double.parseDouble(o.settings(c).get("KOLO_RENDEZVOUS_TIMEOUT")),
+                    "the startup probe waits at least the rendezvous timeout (" + startupSeconds + " s)");
+        }
+        // Annotation-based scraping takes one port per pod: the first worker's.
+        int metrics = Integer.parseInt(o.settings(o.worker()).get("KOLO_METRICS_PORT"));
 
         Map<String, String> annotations = o.podTemplate().getMetadata().getAnnotations();
         assertEquals("true", annotations.get("prometheus.io/scrape"));
@@ -236,14 +250,22 @@ class ManifestsTest {
         PodMonitor pm = o.podMonitor();
         assertEquals("kube-prometheus-stack", pm.getMetadata().getLabels().get("release"),
                 "the label a default kube-prometheus-stack Prometheus selects PodMonitors by");
-        assertEquals(1, pm.getSpec().getPodMetricsEndpoints().size());
-        PodMetricsEndpoint ep = pm.getSpec().getPodMetricsEndpoints().get(0);
-        assertEquals("metrics", ep.getPort(), "PodMonitor port names the container port");
-        assertEquals(METRICS, ep.getPath());
+        // The Prometheus Operator scrapes every worker: one endpoint per container's metrics port.
+        List<String> scraped = new ArrayList<>();
+        for (PodMetricsEndpoint ep : pm.getSpec().getPodMetricsEndpoints()) {
+            assertEquals(METRICS, ep.getPath());
+            scraped.add(ep.getPort());
+        }
+        List<String> metricsPortNames = new ArrayList<>();
+        for (Container c : o.containers()) {
+            c.getPorts().stream().filter(p -> p.getName().replaceFirst("-[0-9]+$", "").equals("metrics"))
+                    .forEach(p -> metricsPortNames.add(p.getName()));
+        }
+        assertEquals(metricsPortNames, scraped, "PodMonitor ports name the containers' metrics ports");
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void configMapAndSecretHoldOnlySettingsTheWorkerReads(String name) {
         Overlay o = Overlay.render(name);
         Set<String> allowed = KoloSettings.allowed();
@@ -260,22 +282,23 @@ class ManifestsTest {
         assertEquals(Set.of("KOLO_JOB_SECRET"), secretKeys, "Secret keys");
 
         // Pod environment: every KOLO_* name is known; references resolve to the ConfigMap and Secret.
-        Container c = o.worker();
-        assertEquals(1, c.getEnvFrom().size());
-        assertEquals(o.configMap().getMetadata().getName(), c.getEnvFrom().get(0).getConfigMapRef().getName());
-        assertNull(c.getEnvFrom().get(0).getPrefix());
-        for (EnvVar e : c.getEnv()) {
-            if (e.getName().startsWith("KOLO_")) {
-                assertTrue(allowed.contains(e.getName()), "pod env " + e.getName() + " is not a known setting");
-            }
-            if (e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null) {
-                var ref = e.getValueFrom().getSecretKeyRef();
-                assertEquals(o.secret().getMetadata().getName(), ref.getName());
-                assertTrue(secretKeys.contains(ref.getKey()), "secret key " + ref.getKey());
-                assertEquals(e.getName(), ref.getKey());
-            }
-            if (e.getValueFrom() != null) {
-                assertNull(e.getValueFrom().getConfigMapKeyRef(), "settings come through envFrom");
+        for (Container c : o.containers()) {
+            assertEquals(1, c.getEnvFrom().size());
+            assertEquals(o.configMap().getMetadata().getName(), c.getEnvFrom().get(0).getConfigMapRef().getName());
+            assertNull(c.getEnvFrom().get(0).getPrefix());
+            for (EnvVar e : c.getEnv()) {
+                if (e.getName().startsWith("KOLO_")) {
+                    assertTrue(allowed.contains(e.getName()), "pod env " + e.getName() + " is not a known setting");
+                }
+                if (e.getValueFrom() != null && e.getValueFrom().getSecretKeyRef() != null) {
+                    var ref = e.getValueFrom().getSecretKeyRef();
+                    assertEquals(o.secret().getMetadata().getName(), ref.getName());
+                    assertTrue(secretKeys.contains(ref.getKey()), "secret key " + ref.getKey());
+                    assertEquals(e.getName(), ref.getKey());
+                }
+                if (e.getValueFrom() != null) {
+                    assertNull(e.getValueFrom().getConfigMapKeyRef(), "settings come through envFrom");
+                }
             }
         }
         assertEquals(Boolean.FALSE, o.podTemplate().getSpec().getEnableServiceLinks(),
@@ -284,29 +307,37 @@ class ManifestsTest {
 
     /** The worker's own reader accepts the ConfigMap plus the pod environment and reads the values we meant. */
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void theWorkerReadsTheSettings(String name) {
         Overlay o = Overlay.render(name);
-        Map<String, String> props = new HashMap<>();
-        o.settings().forEach((k, v) -> props.put(propertyName(k), v));
-        props.put(propertyName("KOLO_HOST"), "10.1.2.3"); // status.podIP
-        props.put(propertyName("KOLO_RANK_HINT"), "");      // label or annotation missing: fall back to HOSTNAME
-        props.put("HOSTNAME", o.workload().getMetadata().getName() + "-3");
-        KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
-        assertEquals(Discovery.KUBERNETES, c.discovery());
-        assertEquals(o.settings().get("KOLO_JOB"), c.jobName());
-        assertEquals(o.settings().get("KOLO_SERVICE_DNS"), c.serviceDns());
-        assertEquals(o.containerPorts().get("hazelcast"), c.clusterPort());
-        assertEquals(o.containerPorts().get("data"), c.dataPort());
-        assertEquals(o.containerPorts().get("metrics"), c.metricsPort());
-        assertEquals(o.np(), c.np());
-        assertEquals("10.1.2.3", c.host());
-        assertEquals(3, c.rankHint().orElse(-1), "the pod ordinal from HOSTNAME is the rank hint");
-        assertTrue(c.heartbeatTimeout().getSeconds() * 2 < o.podTemplate().getSpec().getTerminationGracePeriodSeconds(),
-                "the grace period outlasts a heartbeat timeout");
+        int firstClusterPort = Overlay.portsByRole(o.worker()).get("hazelcast");
+        for (Container container : o.containers()) {
+            Map<String, Integer> own = Overlay.portsByRole(container);
+            Map<String, String> props = new HashMap<>();
+            o.settings(container).forEach((k, v) -> props.put(propertyName(k), v));
+            props.put(propertyName("KOLO_HOST"), "10.1.2.3"); // status.podIP
+            props.put(propertyName("KOLO_RANK_HINT"), "");      // label or annotation missing: fall back to HOSTNAME
+            props.put("HOSTNAME", o.workload().getMetadata().getName() + "-3");
+            KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
+            String w = container.getName() + ": ";
+            assertEquals(Discovery.KUBERNETES, c.discovery());
+            assertEquals(o.settings().get("KOLO_JOB"), c.jobName());
+            assertEquals(o.settings().get("KOLO_SERVICE_DNS"), c.serviceDns());
+            assertEquals(own.get("hazelcast"), c.clusterPort(), w + "cluster port");
+            assertEquals(own.get("data"), c.dataPort(), w + "data port");
+            assertEquals(own.get("metrics"), c.metricsPort(), w + "metrics port");
+            // DNS discovery finds one port per pod address: every worker looks for the first worker's.
+            assertEquals(firstClusterPort, c.servicePort(), w + "KOLO_SERVICE_PORT is the first worker's cluster port");
+            assertEquals(o.np(), c.np());
+            assertEquals("10.1.2.3", c.host());
+            assertEquals(3, c.rankHint().orElse(-1), "the pod ordinal from HOSTNAME is the rank hint");
+            assertTrue(c.heartbeatTimeout().getSeconds() * 2
+                    < o.podTemplate().getSpec().getTerminationGracePeriodSeconds(),
+                    "the grace period outlasts a heartbeat timeout");
 
-        props.put(propertyName("KOLO_RANK_HINT"), "2"); // label or annotation present
-        assertEquals(2, withProperties(props, KoloConfig::fromEnvironment).rankHint().orElse(-1));
+            props.put(propertyName("KOLO_RANK_HINT"), "2"); // label or annotation present
+            assertEquals(2, withProperties(props, KoloConfig::fromEnvironment).rankHint().orElse(-1));
+        }
     }
 
     /**
@@ -316,13 +347,13 @@ class ManifestsTest {
      * the worker takes as its default --checkpoint-dir.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void theSampleTrainsElasticOrFixedAsTheOverlayMeans(String name) {
         Overlay o = Overlay.render(name);
         Map<String, String> props = new HashMap<>();
         o.settings().forEach((k, v) -> props.put(propertyName(k), v));
         KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
-        assertEquals(name.equals("elastic"), c.elastic(), "elastic mode of the " + name + " overlay");
+        assertEquals(o.workload() instanceof StatefulSet, c.elastic(), "elastic mode of the " + name + " overlay");
         Path dir = withProperties(props, Checkpointer.Builder::defaultDirectory)
                 .orElseThrow(() -> new AssertionError("no checkpoint directory: a restart could not resume"));
         assertEquals(Path.of(o.settings().get("KOLO_CHECKPOINT_DIR")), dir);
@@ -341,11 +372,16 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void podSurvivesAndLeavesGracefully(String name) {
         Overlay o = Overlay.render(name);
+        for (Container c : o.containers()) {
+            podSurvivesAndLeavesGracefully(o, c);
+        }
+    }
+
+    private static void podSurvivesAndLeavesGracefully(Overlay o, Container c) {
         PodSpec spec = o.podTemplate().getSpec();
-        Container c = o.worker();
         assertTrue(spec.getTerminationGracePeriodSeconds() >= 60, "time for a graceful leave");
 
         // Rank hint: the pod's stable index.
@@ -367,7 +403,7 @@ class ManifestsTest {
         assertEquals(claim.getMetadata().getName(), v.getPersistentVolumeClaim().getClaimName());
         VolumeMount m = c.getVolumeMounts().stream().filter(x -> x.getName().equals(v.getName())).findFirst()
                 .orElseThrow(() -> new AssertionError("checkpoint volume not mounted"));
-        assertEquals(o.settings().get("KOLO_CHECKPOINT_DIR"), m.getMountPath());
+        assertEquals(o.settings(c).get("KOLO_CHECKPOINT_DIR"), m.getMountPath());
         assertFalse(Boolean.TRUE.equals(m.getReadOnly()));
 
         // Non-root, read-only root file system with a writable /tmp (JavaCPP's cache, Vert.x's file cache).
@@ -387,10 +423,15 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void resourcesAreGuaranteedAndTheJvmFitsTheLimit(String name) {
         Overlay o = Overlay.render(name);
-        Container c = o.worker();
+        for (Container c : o.containers()) {
+            resourcesAreGuaranteedAndTheJvmFitsTheLimit(o, c);
+        }
+    }
+
+    private static void resourcesAreGuaranteedAndTheJvmFitsTheLimit(Overlay o, Container c) {
         Map<String, Quantity> req = c.getResources().getRequests();
         Map<String, Quantity> lim = c.getResources().getLimits();
         assertEquals(Set.of("cpu", "memory"), lim.keySet());
@@ -429,6 +470,49 @@ class ManifestsTest {
                 + " of the limit leave at least 20% for the rest of the process");
         assertTrue(directFraction >= 0.1 && heapFraction >= 0.25, "neither starved");
         assertTrue(opts.contains("-XX:+ExitOnOutOfMemoryError"), "an OOM restarts the pod rather than limping on");
+    }
+
+    /** Kubernetes refuses a pod whose containers share a name, a port name or a port number. */
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    void containerNamesAndPortsAreUniqueInThePod(String name) {
+        Overlay o = Overlay.render(name);
+        List<String> names = new ArrayList<>();
+        List<String> portNames = new ArrayList<>();
+        List<Integer> portNumbers = new ArrayList<>();
+        for (Container c : o.containers()) {
+            names.add(c.getName());
+            c.getPorts().forEach(p -> {
+                portNames.add(p.getName());
+                portNumbers.add(p.getContainerPort());
+            });
+        }
+        assertEquals(new TreeSet<>(names).size(), names.size(), "container names " + names);
+        assertEquals(new TreeSet<>(portNames).size(), portNames.size(), "port names in the pod " + portNames);
+        assertEquals(new TreeSet<>(portNumbers).size(), portNumbers.size(), "port numbers in the pod " + portNumbers);
+    }
+
+    /**
+     * KOLO_NP counts workers, and the first rendezvous waits for that many: the pods times the workers in each
+     * must be KOLO_NP. The component copies KOLO_NP to the pod count of a pod of one worker; an overlay with
+     * more workers per pod writes its pod count itself, and this catches the two drifting apart.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    void podsTimesWorkersPerPodIsKoloNp(String name) {
+        assertPodsTimesWorkersPerPodIsKoloNp(Overlay.render(name));
+    }
+
+    static void assertPodsTimesWorkersPerPodIsKoloNp(Overlay o) {
+        int workersPerPod = o.containers().size();
+        if (o.workload() instanceof StatefulSet s) {
+            assertEquals(o.np(), s.getSpec().getReplicas() * workersPerPod, o.name + ": replicas " + s.getSpec()
+                    .getReplicas() + " x " + workersPerPod + " workers per pod = KOLO_NP");
+        } else {
+            Job j = (Job) o.workload();
+            assertEquals(o.np(), j.getSpec().getCompletions() * workersPerPod, o.name + ": completions x workers");
+            assertEquals(o.np(), j.getSpec().getParallelism() * workersPerPod, o.name + ": parallelism x workers");
+        }
     }
 
     @Test
@@ -526,13 +610,16 @@ class ManifestsTest {
                 + " but the pod template has " + labels.get(k)));
     }
 
-    static void assertProbe(Probe p, String path, int metricsPort, Overlay o, String what) {
+    /** A probe of container {@code c}: Kubernetes resolves a named port among that container's own ports. */
+    static void assertProbe(Probe p, String path, int metricsPort, Container c, String what) {
         assertNotNull(p, what);
         HTTPGetAction get = p.getHttpGet();
         assertNotNull(get, what + " is an HTTP probe");
         assertEquals(path, get.getPath(), what + " path");
-        int port = get.getPort().getStrVal() != null ? o.containerPorts().get(get.getPort().getStrVal())
-                : get.getPort().getIntVal();
+        String named = get.getPort().getStrVal();
+        assertTrue(named == null || Overlay.ports(c).containsKey(named), what + ": port '" + named + "' is not a port "
+                + "of container " + c.getName() + " " + Overlay.ports(c).keySet());
+        int port = named != null ? Overlay.ports(c).get(named) : get.getPort().getIntVal();
         assertEquals(metricsPort, port, what + " probes KOLO_METRICS_PORT");
     }
 

@@ -13,14 +13,15 @@ import java.util.Set;
 
 /**
  * The subset of kustomize that k8s-manifests/ uses, so the overlays render on machines without
- * kustomize: {@code resources} (files and kustomization folders); {@code configMapGenerator} from files with
- * a fixed name; {@code components} whose {@code replacements} copy a value, whole or as one
- * delimiter-separated part, into fields of selected resources; and {@code patches} given by {@code path}
- * (optionally with a {@code target} kind) whose content is a strategic-merge patch of maps only (for maps,
- * strategic merge and JSON merge agree). Steps run in kustomize's order: resources, generators, components,
- * patches. Anything else is rejected, so an overlay that grows past this subset fails the tests rather than
- * being rendered wrongly; where kubectl is installed, {@link KustomizeTest} also checks this renderer against
- * {@code kubectl kustomize}.
+ * kustomize: {@code resources} (files and kustomization folders, such as an overlay built on another);
+ * {@code configMapGenerator} from files with a fixed name; {@code components} whose {@code replacements} copy a
+ * value, whole or as one delimiter-separated part, into fields of selected resources; and {@code patches}, each
+ * a file ({@code path}) or inline ({@code patch}), optionally with a {@code target} kind, holding either a
+ * strategic-merge patch of maps only (for maps, strategic merge and JSON merge agree) or a JSON patch (a list of
+ * operations, with a {@code target}; {@link JsonPatch} lists the operations). Steps run in kustomize's order:
+ * resources, generators, components, patches. Anything else is rejected, so an overlay that grows past this
+ * subset fails the tests rather than being rendered wrongly; where kubectl is installed, {@link KustomizeTest}
+ * also checks this renderer against {@code kubectl kustomize}.
  */
 final class MiniKustomize {
     static final Set<String> SUPPORTED_KEYS = Set.of("apiVersion", "kind", "resources", "patches", "components",
@@ -54,27 +55,77 @@ final class MiniKustomize {
         }
         Map<String, ObjectNode> rendered = rekeyed(accumulated);
         for (JsonNode patchRef : k.path("patches")) {
-            Path p = dir.resolve(patchRef.path("path").asText()).normalize();
-            String targetKind = patchRef.path("target").path("kind").asText(null);
-            for (ObjectNode patch : Manifests.documents(p)) {
-                List<ObjectNode> targets = new ArrayList<>();
-                if (targetKind == null) {
-                    ObjectNode t = rendered.get(id(patch));
-                    require(t != null, p + ": patch target " + id(patch) + " not found");
-                    targets.add(t);
-                } else {
-                    rendered.values().stream().filter(d -> d.path("kind").asText().equals(targetKind))
-                            .forEach(targets::add);
-                    require(!targets.isEmpty(), p + ": no resource of kind " + targetKind + " to patch");
-                }
-                for (ObjectNode t : targets) {
-                    ObjectNode named = patch.deepCopy();
-                    ((ObjectNode) named.path("metadata")).set("name", t.path("metadata").path("name"));
-                    merge(t, named, p.toString());
-                }
-            }
+            patch(rendered, patchRef, dir, file);
         }
         return rendered;
+    }
+
+    /** One entry of {@code patches}: a strategic-merge patch or a JSON patch, from a file or inline. */
+    private static void patch(Map<String, ObjectNode> rendered, JsonNode patchRef, Path dir, Path file) {
+        String where;
+        String text;
+        if (patchRef.has("path")) {
+            Path p = dir.resolve(patchRef.path("path").asText()).normalize();
+            where = p.toString();
+            try {
+                text = Files.readString(p);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        } else {
+            where = file + ": inline patch";
+            text = patchRef.path("patch").asText();
+        }
+        String targetKind = patchRef.path("target").path("kind").asText(null);
+        List<JsonNode> docs = yamlDocuments(text);
+        if (docs.stream().anyMatch(JsonNode::isArray)) {
+            require(docs.size() == 1, where + ": a JSON patch is one list of operations");
+            require(targetKind != null, where + ": a JSON patch needs a target");
+            for (ObjectNode t : ofKind(rendered, targetKind, where)) {
+                JsonPatch.apply(t, docs.get(0), where);
+            }
+            return;
+        }
+        for (JsonNode doc : docs) {
+            require(doc.isObject(), where + ": a patch is a resource or a list of JSON patch operations");
+            ObjectNode patch = (ObjectNode) doc;
+            List<ObjectNode> targets = new ArrayList<>();
+            if (targetKind == null) {
+                ObjectNode t = rendered.get(id(patch));
+                require(t != null, where + ": patch target " + id(patch) + " not found");
+                targets.add(t);
+            } else {
+                targets.addAll(ofKind(rendered, targetKind, where));
+            }
+            for (ObjectNode t : targets) {
+                ObjectNode named = patch.deepCopy();
+                ((ObjectNode) named.path("metadata")).set("name", t.path("metadata").path("name"));
+                merge(t, named, where);
+            }
+        }
+    }
+
+    private static List<ObjectNode> ofKind(Map<String, ObjectNode> rendered, String kind, String where) {
+        List<ObjectNode> out = rendered.values().stream().filter(d -> d.path("kind").asText().equals(kind)).toList();
+        require(!out.isEmpty(), where + ": no resource of kind " + kind + " to patch");
+        return out;
+    }
+
+    /** @return the YAML documents of {@code text}, mappings or lists, empty documents dropped */
+    private static List<JsonNode> yamlDocuments(String text) {
+        List<JsonNode> docs = new ArrayList<>();
+        try (var parser = Manifests.YAML.getFactory().createParser(text)) {
+            var it = Manifests.YAML.readValues(parser, JsonNode.class);
+            while (it.hasNext()) {
+                JsonNode n = it.next();
+                if (n != null && !n.isNull() && !n.isMissingNode()) {
+                    docs.add(n);
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return docs;
     }
 
     private static ObjectNode kustomization(Path dir) {
@@ -260,9 +311,10 @@ final class MiniKustomize {
             Iterator<String> names = p.fieldNames();
             while (names.hasNext()) {
                 String n = names.next();
-                require(n.equals("path") || n.equals("target"), file + ": patch field '" + n
-                        + "' is outside the supported subset (path, target)");
+                require(n.equals("path") || n.equals("patch") || n.equals("target"), file + ": patch field '" + n
+                        + "' is outside the supported subset (path, patch, target)");
             }
+            require(p.has("path") != p.has("patch"), file + ": a patch has either a path or an inline patch");
             p.path("target").fieldNames().forEachRemaining(n -> require(n.equals("kind"), file + ": patch target field '"
                     + n + "' is outside the supported subset (kind)"));
         }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -29,7 +30,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class NameAndSizeTest {
     static final String NAME = "fmnist-a";
-    static final int NP = 7;
+    /** Even, so that overlays/two-per-pod can hold it: two workers in each of NP / 2 pods. */
+    static final int NP = 6;
     /** The default job name, and the names in base/ and the overlays before the job's name replaces "kolo". */
     static final java.util.Set<String> STALE = java.util.Set.of("kolo-train", "kolo-config", "kolo-secret",
             "kolo-workers", "kolo-checkpoints", "kolo-worker");
@@ -51,7 +53,7 @@ class NameAndSizeTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
     void everyPlaceFollowsKoloJobAndKoloNp(String overlay, @TempDir Path tmp) throws IOException {
         Overlay o = Overlay.renderFrom(renamedCopy(tmp), overlay);
         assertEquals(NAME, o.settings().get("KOLO_JOB"));
@@ -65,21 +67,24 @@ class NameAndSizeTest {
         String service = o.one(Service.class).getMetadata().getName();
         String claim = o.one(PersistentVolumeClaim.class).getMetadata().getName();
         assertEquals(service, o.settings().get("KOLO_SERVICE_DNS"), "discovery asks the job's own Service");
-        assertEquals(configMap, o.worker().getEnvFrom().get(0).getConfigMapRef().getName());
-        EnvVar secretVar = o.worker().getEnv().stream().filter(e -> e.getName().equals("KOLO_JOB_SECRET"))
-                .findFirst().orElseThrow();
-        assertEquals(secret, secretVar.getValueFrom().getSecretKeyRef().getName());
+        for (Container c : o.containers()) {
+            assertEquals(configMap, c.getEnvFrom().get(0).getConfigMapRef().getName(), c.getName());
+            EnvVar secretVar = c.getEnv().stream().filter(e -> e.getName().equals("KOLO_JOB_SECRET"))
+                    .findFirst().orElseThrow();
+            assertEquals(secret, secretVar.getValueFrom().getSecretKeyRef().getName(), c.getName());
+        }
         assertEquals(claim, o.podTemplate().getSpec().getVolumes().stream()
                 .filter(v -> v.getPersistentVolumeClaim() != null).findFirst().orElseThrow()
                 .getPersistentVolumeClaim().getClaimName());
         assertEquals(NAME, o.podTemplate().getMetadata().getLabels().get("app.kubernetes.io/instance"));
+        // The pod count: KOLO_NP where a pod runs one worker; overlays/two-per-pod's own number, which the copy
+        // changed with KOLO_NP as the README says.
+        assertEquals(NP, o.np());
+        ManifestsTest.assertPodsTimesWorkersPerPodIsKoloNp(o);
         if (o.workload() instanceof StatefulSet s) {
-            assertEquals(NP, s.getSpec().getReplicas());
             assertEquals(service, s.getSpec().getServiceName());
         } else {
             Job j = (Job) o.workload();
-            assertEquals(NP, j.getSpec().getCompletions());
-            assertEquals(NP, j.getSpec().getParallelism());
             assertEquals(service, j.getSpec().getTemplate().getSpec().getSubdomain());
         }
         // Selectors and the anti-affinity are checked against the pod labels by ManifestsTest for the default
@@ -96,6 +101,13 @@ class NameAndSizeTest {
         assertEquals(List.of(), stale, "values that did not follow KOLO_JOB");
     }
 
+    /** Where overlays/two-per-pod writes its pod count, KOLO_NP / 2 (Kustomize does not divide). */
+    static final String TWO_PER_POD_PODS = "overlays/two-per-pod/pods.yaml";
+
+    /**
+     * @return a copy of k8s-manifests/ changed as a user sizes and names another job: KOLO_JOB and KOLO_NP in
+     *         base/configmap.yaml, and the pod count of overlays/two-per-pod, which KOLO_NP cannot reach
+     */
     static Path renamedCopy(Path tmp) throws IOException {
         Path copy = tmp.resolve("k8s-manifests");
         try (Stream<Path> files = Files.walk(Manifests.manifestsDir())) {
@@ -114,6 +126,12 @@ class NameAndSizeTest {
                 .replaceFirst("(?m)^  KOLO_NP: .*$", "  KOLO_NP: \"" + NP + "\"");
         assertTrue(!renamed.equals(text) && renamed.contains(NAME) && renamed.contains("\"" + NP + "\""), renamed);
         Files.writeString(cm, renamed);
+        // overlays/two-per-pod counts pods, not workers: KOLO_NP / 2, changed with KOLO_NP.
+        Path pods = copy.resolve(TWO_PER_POD_PODS);
+        text = Files.readString(pods);
+        java.util.regex.Matcher replicas = java.util.regex.Pattern.compile("(?m)^  replicas: [0-9]+$").matcher(text);
+        assertTrue(replicas.find(), TWO_PER_POD_PODS + " holds no replicas line: " + text);
+        Files.writeString(pods, replicas.replaceFirst("  replicas: " + NP / 2));
         return copy;
     }
 

@@ -106,18 +106,49 @@ final class Overlay {
         return w instanceof StatefulSet s ? s.getSpec().getTemplate() : ((Job) w).getSpec().getTemplate();
     }
 
-    Container worker() {
-        List<Container> cs = podTemplate().getSpec().getContainers();
-        if (cs.size() != 1) {
-            throw new AssertionError("overlay " + name + ": expected one container, found " + cs.size());
-        }
-        return cs.get(0);
+    /** @return the pod's containers: one worker each, the first worker first */
+    List<Container> containers() {
+        return podTemplate().getSpec().getContainers();
     }
 
-    /** @return container port name to number */
+    /** @return the pod's first worker, the one every overlay has (named "worker") */
+    Container worker() {
+        Container c = containers().get(0);
+        if (!c.getName().equals("worker")) {
+            throw new AssertionError("overlay " + name + ": the first container is " + c.getName());
+        }
+        return c;
+    }
+
+    /** @return container port name to number, over every container of the pod (names are unique in a pod) */
     Map<String, Integer> containerPorts() {
-        return worker().getPorts().stream().collect(Collectors.toMap(ContainerPort::getName,
+        return containers().stream().flatMap(c -> c.getPorts().stream()).collect(Collectors.toMap(
+                ContainerPort::getName, ContainerPort::getContainerPort));
+    }
+
+    /** @return one container's port name to number: what its probes' named ports resolve against */
+    static Map<String, Integer> ports(Container c) {
+        return c.getPorts().stream().collect(Collectors.toMap(ContainerPort::getName, ContainerPort::getContainerPort));
+    }
+
+    /**
+     * @return one container's port by role ("hazelcast", "data", "metrics"): a port is named after its role, in
+     *         the first worker, or after its role and the worker's position ("data-1")
+     */
+    static Map<String, Integer> portsByRole(Container c) {
+        return c.getPorts().stream().collect(Collectors.toMap(p -> p.getName().replaceFirst("-[0-9]+$", ""),
                 ContainerPort::getContainerPort));
+    }
+
+    /**
+     * @return the KOLO_* settings one container runs with: the ConfigMap's (envFrom), overridden by the
+     *         container's own literal env values (Kubernetes gives env precedence over envFrom)
+     */
+    Map<String, String> settings(Container c) {
+        Map<String, String> out = new java.util.TreeMap<>(settings());
+        c.getEnv().stream().filter(e -> e.getName().startsWith("KOLO_") && e.getValue() != null)
+                .forEach(e -> out.put(e.getName(), e.getValue()));
+        return out;
     }
 
     int np() {
