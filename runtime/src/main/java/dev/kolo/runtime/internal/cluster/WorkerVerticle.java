@@ -142,7 +142,8 @@ public final class WorkerVerticle extends VerticleBase {
             closing = true;
             WorkerInfo me = assignment == null ? null : assignment.workers().stream()
                     .filter(w -> w.node().equals(node.nodeId())).findFirst().orElse(null);
-            if (me == null || abortCause != null) {
+            // Also after the generation ended with a loss: the peers still tell this close from another loss.
+            if (me == null) {
                 done.complete();
                 return;
             }
@@ -285,6 +286,11 @@ public final class WorkerVerticle extends VerticleBase {
                     LOG.warn(cause.getMessage());
                 }
                 endGeneration(cause, lost != null && !orderly);
+            } else if (lost != null && orderly && assignment != null) {
+                // The generation already ended with an earlier loss; this departure is still an orderly one,
+                // and a reader of this rank's log should not take it for another failure.
+                LOG.info("worker rank {} ({}) closed (its program called close); generation {} had already ended",
+                        lost.rank(), lost.describe(), assignment.generation());
             }
         }
         if (!members.isEmpty() && !members.contains(coordinatorNode)) {
