@@ -273,12 +273,15 @@ public final class WorkerVerticle extends VerticleBase {
                 departed.add(lost);
                 status.lost(vertx, assignment, lost, orderly);
             }
-            if ((lost != null || coordinatorLost) && assignment != null && abortCause == null) {
-                String who = lost != null ? "worker rank " + lost.rank() + " (" + lost.describe() + ")"
-                        : "the coordinator (node " + ControlAddresses.shortId(gone) + ")";
-                WorkerLostException cause = new WorkerLostException(who + (orderly
-                        ? " closed (its program called close); generation " + assignment.generation() + " is over"
-                        : " left the cluster; generation " + assignment.generation() + " is aborted"),
+            if ((lost == null && !coordinatorLost) || assignment == null) {
+                continue;
+            }
+            String who = lost != null ? "worker rank " + lost.rank() + " (" + lost.describe() + ")"
+                    : "the coordinator (node " + ControlAddresses.shortId(gone) + ")";
+            String closed = who + " closed (its program called close); generation " + assignment.generation();
+            if (abortCause == null) {
+                WorkerLostException cause = new WorkerLostException(orderly ? closed + " is over"
+                        : who + " left the cluster; generation " + assignment.generation() + " is aborted",
                         lost != null ? lost.rank() : -1, lost != null ? lost.host() : null);
                 if (orderly || closing) {
                     LOG.info(cause.getMessage());
@@ -286,11 +289,10 @@ public final class WorkerVerticle extends VerticleBase {
                     LOG.warn(cause.getMessage());
                 }
                 endGeneration(cause, lost != null && !orderly);
-            } else if (lost != null && orderly && assignment != null) {
+            } else if (orderly) {
                 // The generation already ended with an earlier loss; this departure is still an orderly one,
                 // and a reader of this rank's log should not take it for another failure.
-                LOG.info("worker rank {} ({}) closed (its program called close); generation {} had already ended",
-                        lost.rank(), lost.describe(), assignment.generation());
+                LOG.info("{} had already ended", closed);
             }
         }
         if (!members.isEmpty() && !members.contains(coordinatorNode)) {
