@@ -60,6 +60,13 @@ public final class WorkerVerticle extends VerticleBase {
     private final java.util.Set<String> closingPeers = new java.util.HashSet<>();
     /** This worker is closing: whoever leaves now, nothing is lost that its program still waits for. */
     private boolean closing;
+    /** Nodes of the current generation this worker sent its own close notice to. */
+    private final java.util.Set<String> told = new java.util.HashSet<>();
+    /**
+     * Peers whose close notice crossed this worker's own and is still on its way here: the close waits for it,
+     * so that it does not arrive after this worker stopped listening (Vert.x logs such a message at WARN).
+     */
+    private final java.util.Map<String, Promise<Void>> crossingNotices = new java.util.HashMap<>();
     private HelloReply lastReply;
     private boolean coordinatorDeployed;
     private Future<String> coordinatorDeployment;
@@ -140,8 +147,7 @@ public final class WorkerVerticle extends VerticleBase {
         Promise<Void> done = Promise.promise();
         context.runOnContext(v -> {
             closing = true;
-            WorkerInfo me = assignment == null ? null : assignment.workers().stream()
-                    .filter(w -> w.node().equals(node.nodeId())).findFirst().orElse(null);
+            WorkerInfo me = myPlace();
             // Also after the generation ended with a loss: the peers still tell this close from another loss.
             if (me == null) {
                 done.complete();
@@ -151,8 +157,10 @@ public final class WorkerVerticle extends VerticleBase {
             List<Future<?>> noted = new ArrayList<>();
             for (WorkerInfo w : assignment.workers()) {
                 if (!w.node().equals(node.nodeId()) && members.contains(w.node()) && !closingPeers.contains(w.node())) {
+                    told.add(w.node());
                     noted.add(vertx.eventBus().request(node.addresses().worker(w.node()),
-                            node.seal(w.node(), new ControlMessage.Closing(assignment.generation(), me.rank())), control));
+                            node.seal(w.node(), new ControlMessage.Closing(assignment.generation(), me.rank())), control)
+                            .compose(reply -> crossingNotice(w.node(), me.rank(), reply)));
                 }
             }
             if (coordinatorNode != null && !coordinatorNode.equals(node.nodeId()) && members.contains(coordinatorNode)
@@ -163,6 +171,26 @@ public final class WorkerVerticle extends VerticleBase {
             Future.join(noted).onComplete(x -> done.complete());
         });
         return done.future();
+    }
+
+    /**
+     * A peer answers this worker's close notice with its own notice when it is closing too and had already sent
+     * it one (the two crossed): completes once that notice has arrived here. The peer sent it before it answered,
+     * but over another route (the first message to an address waits for the cluster's lookup of it, an answer
+     * does not), so it may still be on its way.
+     */
+    private Future<Void> crossingNotice(String peer, int myRank, Message<Object> reply) {
+        boolean crossed = node.accept(reply) instanceof ControlMessage.Closing c && c.rank() != myRank;
+        if (!crossed || closingPeers.contains(peer)) {
+            return Future.succeededFuture();
+        }
+        return crossingNotices.computeIfAbsent(peer, p -> Promise.promise()).future();
+    }
+
+    /** @return this worker's place in the current generation, or null if it has none */
+    private WorkerInfo myPlace() {
+        return assignment == null ? null : assignment.workers().stream()
+                .filter(w -> w.node().equals(node.nodeId())).findFirst().orElse(null);
     }
 
     /** Registers a callback (run on this verticle's context) for every published view. */
@@ -213,7 +241,14 @@ public final class WorkerVerticle extends VerticleBase {
                 closingPeers.add(peer.node());
                 node.departing(peer.node());
                 collectives.peerClosing(peer.rank());
-                message.reply(node.seal(peer.node(), c), control);
+                Promise<Void> awaited = crossingNotices.remove(peer.node());
+                if (awaited != null) {
+                    awaited.complete();
+                }
+                WorkerInfo me = myPlace();
+                boolean crossed = closing && told.contains(peer.node()) && me != null;
+                message.reply(node.seal(peer.node(), crossed ? new ControlMessage.Closing(c.generation(), me.rank()) : c),
+                        control);
             }
         } else if (m instanceof ControlMessage.MembershipPending mp) {
             if (assignment != null && mp.generation() == assignment.generation()) {
@@ -249,6 +284,7 @@ public final class WorkerVerticle extends VerticleBase {
         abortCause = null;
         departed.clear();
         closingPeers.clear();
+        told.clear();
         coordinatorNode = a.coordinatorNode();
         coordinatorGeneration = a.generation();
         vertx.cancelTimer(helloTimer);

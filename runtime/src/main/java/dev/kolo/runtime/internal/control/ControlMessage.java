@@ -98,7 +98,9 @@ public sealed interface ControlMessage {
     /**
      * A rank of {@code generation} is closing (its program called close): when it leaves the cluster, the others
      * end the generation as they would for a lost worker, but report it as an orderly end, not a failure. The
-     * receiver replies (with this message) once it has noted it, so the sender leaves only after its peers know.
+     * receiver replies once it has noted it, so the sender leaves only after its peers know: with this message, or
+     * with its own notice when it is closing too and had already sent the sender one (the two crossed; the
+     * sender then waits for that notice before it stops listening).
      */
     record Closing(long generation, int rank) implements ControlMessage {
     }
