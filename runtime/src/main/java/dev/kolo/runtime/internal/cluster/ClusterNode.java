@@ -112,6 +112,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
                     .buildClustered()
                     .toCompletionStage().toCompletableFuture()
                     .get(config.rendezvousTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            vertx.exceptionHandler(new UnhandledExceptions());
             JobKeys keys = JobKeys.of(config);
             ControlRejections rejections = new ControlRejections(registry);
             String self = nodeIdOf(hz.getCluster().getLocalMember());
