@@ -81,7 +81,7 @@ public final class KoloMetrics implements AutoCloseable {
         });
         negotiation = Timer.builder("kolo.negotiation.latency")
                 .description("From submitting a tensor to every rank's agreement to run it, on this rank")
-                .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
+                .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
                 .register(registry);
         fused = DistributionSummary.builder("kolo.fusion.tensors")
@@ -175,10 +175,12 @@ public final class KoloMetrics implements AutoCloseable {
         bytes[op.ordinal()][dtype.ordinal()] = Counter.builder("kolo.collective.bytes")
                 .description("Tensor bytes this rank contributed to collectives")
                 .tags("op", op.label(), "dtype", type).baseUnit("bytes").register(registry);
+        // Buckets only: Prometheus takes p50 and p99 from them (histogram_quantile), across ranks too. Client-side
+        // percentiles fed an HdrHistogram on every record: a sixth of a 4 B allreduce's time (docs/PERFORMANCE.md).
         Timer timer = Timer.builder("kolo.collective.latency")
                 .description("From submit to result of one collective, on this rank")
                 .tags("op", op.label(), "dtype", type)
-                .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
+                .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
                 .register(registry);
         latency[op.ordinal()][dtype.ordinal()] = timer; // published after its counter

@@ -44,7 +44,7 @@ final class ProcessSetMeters {
         Timer timer = Timer.builder("kolo.process_set.latency")
                 .description("From submit to result of one collective of a process set, on this rank")
                 .tags("process_set", set, "op", op.label())
-                .publishPercentiles(0.5, 0.99).publishPercentileHistogram()
+                .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofNanos(20_000)).maximumExpectedValue(Duration.ofSeconds(60))
                 .register(registry);
         latency[op.ordinal()] = timer;
