@@ -88,6 +88,10 @@ class ObservabilityTest {
             String op = "op=\"allreduce\"";
             assertEquals(5, PrometheusText.sum(after, "kolo_collective_latency_seconds_count", op)
                     - PrometheusText.sum(before, "kolo_collective_latency_seconds_count", op), 0.0);
+            // p50 and p99 come from the buckets (histogram_quantile, as the bundled dashboard): every op is in +Inf.
+            assertEquals(5, PrometheusText.sum(after, "kolo_collective_latency_seconds_bucket", op, "le=\"+Inf\"")
+                    - PrometheusText.sum(before, "kolo_collective_latency_seconds_bucket", op, "le=\"+Inf\""), 0.0);
+            assertTrue(PrometheusText.sum(after, "kolo_negotiation_latency_seconds_bucket", "le=\"+Inf\"") >= 5);
             assertEquals(5 * 8, PrometheusText.sum(after, "kolo_collective_bytes_total", op)
                     - PrometheusText.sum(before, "kolo_collective_bytes_total", op), 0.0);
             assertTrue(PrometheusText.sum(after, "kolo_dataplane_sent_bytes_total") > 0);
