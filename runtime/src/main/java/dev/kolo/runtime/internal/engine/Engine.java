@@ -44,7 +44,9 @@ final class Engine {
     /** The generation whose data plane was opened last (written under the lock, read as a hint without it). */
     private RankGeneration opened;
     private long pollNanos;
-    private boolean yieldWhilePolling;
+    private PollingRule polling = new PollingRule(false, false); // nobody polls before a data plane opens
+    /** The thread that opened the data plane: the collective thread, whose polls may yield where callers spin. */
+    private Thread collectiveThread;
 
     Engine(DataPlaneFactory dataPlanes, Reducer reducer, RankGeneration.Completion completion) {
         this.dataPlanes = dataPlanes;
@@ -178,13 +180,11 @@ final class Engine {
         }
         try {
             g.open(dataPlanes, reducer);
-            // Spin only when the ranks of this host leave a core to spare (for their other threads: the JVM, the
-            // cluster); else yield the core at every poll (measured at np 2 on 2 cores: p99 2 ms spinning, 0.1 ms
-            // yielding).
-            int cores = Runtime.getRuntime().availableProcessors();
-            yieldWhilePolling = g.self.localSize() >= cores;
+            polling = PollingRule.of(g.self.localSize(), Runtime.getRuntime().availableProcessors());
+            collectiveThread = Thread.currentThread();
             pollNanos = POLL_NANOS;
-            g.dataPlane.polling(pollNanos, yieldWhilePolling);
+            g.dataPlane.polling(pollNanos, polling.everyThreadYields(),
+                    polling.collectiveThreadYields() ? collectiveThread : null);
         } catch (KoloException e) {
             completion.abort(g, e);
         }
@@ -195,9 +195,10 @@ final class Engine {
         return pollNanos;
     }
 
-    /** One poll of an owner waiting for its peers: spin, or yield the core when the host's ranks fill it. */
+    /** One poll of an owner waiting for its peers: spin, or yield the core (see {@link PollingRule}). */
     void poll() {
-        if (yieldWhilePolling) {
+        if (polling.everyThreadYields()
+                || polling.collectiveThreadYields() && Thread.currentThread() == collectiveThread) {
             Thread.yield();
         } else {
             Thread.onSpinWait();
