@@ -100,11 +100,8 @@ public interface DataPlane extends AutoCloseable {
     default void idleWakeup() {
     }
 
-    /**
-     * How waits for peers poll before they park: for {@code spinNanos}, yielding the core at each poll when
-     * {@code yield}, or on {@code yieldingThread} (if not null), else spinning; no waits without peers.
-     */
-    default void polling(long spinNanos, boolean yield, Thread yieldingThread) {
+    /** How waits for peers poll before they park: see {@code Ring.polling}; no waits without peers. */
+    default void polling(long spinNanos, boolean yield) {
     }
 
     /**

@@ -546,8 +546,8 @@ public final class Ring implements DataPlane {
     }
 
     @Override
-    public void polling(long spinNanos, boolean yield, Thread yieldingThread) {
-        transport.polling(spinNanos, yield, yieldingThread);
+    public void polling(long spinNanos, boolean yield) {
+        transport.polling(spinNanos, yield);
     }
 
     @Override

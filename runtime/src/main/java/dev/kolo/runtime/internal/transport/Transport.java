@@ -62,8 +62,6 @@ public final class Transport {
     private boolean onlyShared = true;
     /** Poll by yielding the core (ranks outnumber cores) rather than by spinning on it. */
     private volatile boolean yieldWhilePolling;
-    /** A thread whose waits yield the core even when others spin on theirs (null: none): see {@link #polling}. */
-    private volatile Thread yieldingThread;
     /** A socket link's bytes (or end) woke the owner's {@link #awaitIncoming}; shared-memory wake-ups do not count. */
     private boolean ownerIncoming;
     private final Consumer<SelectionKey> markOwnerIncoming = k -> ownerIncoming |= !sharedMemory(k);
@@ -473,18 +471,13 @@ public final class Transport {
         return false;
     }
 
-    /** One step of a polling wait: spin on the core, or give it up (see {@link #polling}). */
+    /** One step of a polling wait: spin on the core, or give it up when ranks outnumber cores. */
     private void poll() {
-        if (yields()) {
+        if (yieldWhilePolling) {
             Thread.yield();
         } else {
             Thread.onSpinWait();
         }
-    }
-
-    /** @return whether this thread's waits yield the core at each poll rather than spin on it */
-    private boolean yields() {
-        return yieldWhilePolling || Thread.currentThread() == yieldingThread;
     }
 
     /**
@@ -734,24 +727,16 @@ public final class Transport {
      * microseconds) but spinning steals the CPU a peer on the same core needs to produce what is waited for
      * (measured: 2-3x slower at np 4 on 2 cores): spin only when every rank on the host has a core of its own,
      * else yield the core while polling.
-     *
-     * @param yield          every wait yields the core at each poll
-     * @param yieldingThread a thread whose waits yield even when {@code yield} is false (one that runs beside
-     *                       the program's own work), or null
      */
-    public void polling(long spinNanos, boolean yield, Thread yieldingThread) {
+    public void polling(long spinNanos, boolean yield) {
         this.spinNanos = Math.max(0, spinNanos);
         this.yieldWhilePolling = yield;
-        this.yieldingThread = yieldingThread;
         this.opSpinNanos = this.spinNanos;
     }
 
     /** The next op moves about {@code bytes}: it polls or parks accordingly (on the op thread). */
     public void beginOp(long bytes) {
-        // Decided for the host, not the thread: a caller that spins on a bulk socket op would take the core the
-        // kernel copies with as surely as a yielding thread would.
-        boolean coresFilled = yieldWhilePolling || yieldingThread != null;
-        opSpinNanos = coresFilled && bytes > SHARED_POLL_MAX_BYTES && !onlyShared ? 0 : spinNanos;
+        opSpinNanos = yieldWhilePolling && bytes > SHARED_POLL_MAX_BYTES && !onlyShared ? 0 : spinNanos;
     }
 
     public WorkerLostException abortCause() {
