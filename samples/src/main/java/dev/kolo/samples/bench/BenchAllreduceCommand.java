@@ -52,8 +52,16 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             description = "Largest size (default: ${DEFAULT-VALUE}).")
     long maxBytes;
 
-    /** Enough small ops for C2 to compile the hot paths (about 0.5 s once the JIT is done). */
+    /** Small ops before the JIT's first look at how fast they run. */
     private static final int WARM_UP_OPS = 1000;
+    /**
+     * Small ops for C2 to compile the control and data paths: HotSpot compiles a method with C2 after about 10,000
+     * invocations, and behind the JVM's and the cluster's own methods in its queue, so 1,000 left the first size
+     * timed half compiled.
+     */
+    static final int SMALL_WARM_UP_OPS = 20_000;
+    /** The small ops' warm-up stops after about this long, where ops are slow (many ranks per core). */
+    static final double SMALL_WARM_UP_SECONDS = 2.0;
 
     /**
      * The default warm-up, per rank per core of the host: a job just formed runs several times slower for seconds
@@ -273,9 +281,26 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     private static void warmUpSmallOps(Kolo kolo, ByteBuffer big) {
         int bytes = Math.min(4096, big.capacity()) & ~3;
         Tensor t = Tensor.wrap(DType.FLOAT32, big.duplicate().limit(bytes), bytes / 4);
+        long t0 = System.nanoTime();
         for (int i = 0; i < WARM_UP_OPS; i++) {
             kolo.allreduceInPlace("bench.warmup", t, ReduceOp.SUM);
         }
+        double perOp = (System.nanoTime() - t0) / 1e9 / WARM_UP_OPS;
+        double slowest = kolo.allreduce("bench.warmup.probe", Tensor.of(new double[] {perOp}, 1), ReduceOp.MAX)
+                .toDoubleArray()[0];
+        for (int i = smallWarmUpOps(slowest); i > 0; i--) {
+            kolo.allreduceInPlace("bench.warmup", t, ReduceOp.SUM);
+        }
+    }
+
+    /**
+     * @return the small ops still to run for the JIT when the first ones took {@code perOpSeconds} each on the
+     *         slowest rank (every rank computes the same count): up to {@link #SMALL_WARM_UP_OPS} in all, within
+     *         about {@link #SMALL_WARM_UP_SECONDS}
+     */
+    static int smallWarmUpOps(double perOpSeconds) {
+        double fit = SMALL_WARM_UP_SECONDS / Math.max(perOpSeconds, 1e-9);
+        return (int) Math.max(0, Math.min(SMALL_WARM_UP_OPS - WARM_UP_OPS, fit));
     }
 
     /**

@@ -49,4 +49,14 @@ class BenchAllreduceOptionsTest {
         // Slower than the budget: still 2.
         assertEquals(2, BenchAllreduceCommand.warmUpIterations(1.0, 3.0));
     }
+
+    @Test
+    void smallOpsWarmUpUntilTheJitCompilesThemWithinTwoSeconds() {
+        // 10 us ops: all 20,000 (19,000 after the first 1,000), 0.2 s.
+        assertEquals(19_000, BenchAllreduceCommand.smallWarmUpOps(10e-6));
+        // 300 us ops (np 8 on 2 cores): as many as fit in 2 s.
+        assertEquals(6_666, BenchAllreduceCommand.smallWarmUpOps(300e-6));
+        // Slower than the bound: none more.
+        assertEquals(0, BenchAllreduceCommand.smallWarmUpOps(3.0));
+    }
 }
