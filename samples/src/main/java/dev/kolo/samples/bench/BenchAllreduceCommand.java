@@ -60,7 +60,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
      * timed half compiled.
      */
     static final int SMALL_WARM_UP_OPS = 20_000;
-    /** The small ops' warm-up stops after about this long, where ops are slow (many ranks per core). */
+    /** Longest the small ops after the first {@link #WARM_UP_OPS} run, where ops are slow (many ranks per core). */
     static final double SMALL_WARM_UP_SECONDS = 2.0;
 
     /**
@@ -251,7 +251,12 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         op.run();
         double once = (System.nanoTime() - t0) / 1e9;
-        return kolo.allreduce(name, Tensor.of(new double[] {once}, 1), ReduceOp.MAX).toDoubleArray()[0];
+        return slowestRank(kolo, name, once);
+    }
+
+    /** @return the largest of every rank's {@code seconds} (an allreduce named {@code name} over {@code group}) */
+    private static double slowestRank(Collectives group, String name, double seconds) {
+        return group.allreduce(name, Tensor.of(new double[] {seconds}, 1), ReduceOp.MAX).toDoubleArray()[0];
     }
 
     /** @return the job, or this rank's process set of {@code --process-sets} (every rank creates all of them) */
@@ -286,17 +291,15 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             kolo.allreduceInPlace("bench.warmup", t, ReduceOp.SUM);
         }
         double perOp = (System.nanoTime() - t0) / 1e9 / WARM_UP_OPS;
-        double slowest = kolo.allreduce("bench.warmup.probe", Tensor.of(new double[] {perOp}, 1), ReduceOp.MAX)
-                .toDoubleArray()[0];
-        for (int i = smallWarmUpOps(slowest); i > 0; i--) {
+        for (int i = smallWarmUpOps(slowestRank(kolo, "bench.warmup.probe", perOp)); i > 0; i--) {
             kolo.allreduceInPlace("bench.warmup", t, ReduceOp.SUM);
         }
     }
 
     /**
      * @return the small ops still to run for the JIT when the first ones took {@code perOpSeconds} each on the
-     *         slowest rank (every rank computes the same count): up to {@link #SMALL_WARM_UP_OPS} in all, within
-     *         about {@link #SMALL_WARM_UP_SECONDS}
+     *         slowest rank (every rank computes the same count): up to {@link #SMALL_WARM_UP_OPS} in all, and no
+     *         more than fit in about {@link #SMALL_WARM_UP_SECONDS}
      */
     static int smallWarmUpOps(double perOpSeconds) {
         double fit = SMALL_WARM_UP_SECONDS / Math.max(perOpSeconds, 1e-9);
@@ -349,16 +352,14 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         double once = (System.nanoTime() - t0) / 1e9;
         // Counts and decisions from the whole job's slowest rank: with process sets, every set times as many ops
         // (their loops overlap), without them the job is the group.
-        double slowest = kolo.allreduce(name + ".probe", Tensor.of(new double[] {once}, 1), ReduceOp.MAX)
-                .toDoubleArray()[0];
+        double slowest = slowestRank(kolo, name + ".probe", once);
         int iterations = (int) Math.max(5, Math.min(1000, budget / Math.max(slowest, 1e-6)));
         int warm = warmUpIterations(budget, slowest);
         double previous = Double.MAX_VALUE;
         for (int batch = 0; batch < MAX_WARM_UP_BATCHES; batch++) {
             double median = medianOfSlowest(group, name + ".warm", op, warm);
             if (group != kolo) {
-                median = kolo.allreduce(name + ".warm.job", Tensor.of(new double[] {median}, 1), ReduceOp.MAX)
-                        .toDoubleArray()[0];
+                median = slowestRank(kolo, name + ".warm.job", median);
             }
             if (median > STEADY * previous) {
                 break;
@@ -396,8 +397,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
      * whole loop's time per op on the slowest rank. About a tenth of the per-op budget, at least 5 ops.
      */
     private double timeBackToBack(Kolo kolo, Collectives group, String name, Runnable op, double perOp) {
-        double slowest = group == kolo ? perOp : kolo.allreduce(name + ".b2b.probe", Tensor.of(new double[] {perOp}, 1),
-                ReduceOp.MAX).toDoubleArray()[0];
+        double slowest = group == kolo ? perOp : slowestRank(kolo, name + ".b2b.probe", perOp);
         int iterations = (int) Math.max(5, Math.min(1000, budget / 2 / Math.max(slowest, 1e-6)));
         group.barrier();
         long start = System.nanoTime();
@@ -405,7 +405,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             op.run();
         }
         double mine = (System.nanoTime() - start) / 1e9 / iterations;
-        return group.allreduce(name + ".b2b", Tensor.of(new double[] {mine}, 1), ReduceOp.MAX).toDoubleArray()[0];
+        return slowestRank(group, name + ".b2b", mine);
     }
 
     /** Rank 0 prints every group's result (each set's, gathered from the job, when there are process sets). */
