@@ -15,7 +15,7 @@ import org.bytedeco.javacpp.annotation.Platform;
  * README.md). Loading happens in the static initializer, so only {@link NativeKernels} touches
  * this class, and only inside a try that turns a load failure into the Java fallback.
  */
-@Platform(include = {"kolo_kernels.h", "kolo_kernels_impl.h", "kolo_jni.h", "kolo_heap.h"})
+@Platform(include = {"kolo_kernels.h", "kolo_kernels_impl.h", "kolo_jni.h", "kolo_heap.h", "kolo_affinity.h"})
 @NoException // the C functions never throw and never call back into Java: skip JavaCPP's try/catch
 final class KoloNativeLib {
 
@@ -47,6 +47,10 @@ final class KoloNativeLib {
 
     static native int kolo_heap_keep_large_blocks(@Cast("int64_t") long mmapThreshold,
                                                   @Cast("int64_t") long trimThreshold);
+
+    static native int kolo_allowed_cpus(int[] out, int capacity);
+
+    static native int kolo_bind_thread(int tid, @Cast("const int*") int[] cpus, int count);
 
     /** Address of element 0 of a direct buffer at position 0 (JavaCPP adds the position; pass a cleared duplicate). */
     static native @Cast("int64_t") long kolo_buffer_address(@Cast("const void*") java.nio.ByteBuffer buffer);

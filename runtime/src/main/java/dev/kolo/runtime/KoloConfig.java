@@ -310,6 +310,11 @@ public final class KoloConfig {
         return get(Settings.HIERARCHICAL);
     }
 
+    /** @return how co-located ranks bind to the host's CPUs: {@code auto} or {@code off} ({@code KOLO_CPU_BIND}) */
+    public String cpuBind() {
+        return get(Settings.CPU_BIND);
+    }
+
     /** @return after how long a tensor some ranks submitted and others not is logged */
     public Duration stallWarning() {
         return get(Settings.STALL_WARNING);
@@ -480,6 +485,9 @@ public final class KoloConfig {
         public Builder sharedMemory(boolean v) { return set(Settings.SHM, v); }
         /** Each direction's shared-memory ring, a power of two ({@code KOLO_SHM_BYTES}). */
         public Builder sharedMemoryBytes(int v) { return set(Settings.SHM_BYTES, v); }
+        /** How co-located ranks bind to the host's CPUs: auto or off ({@code KOLO_CPU_BIND}). */
+        public Builder cpuBind(String v) { return set(Settings.CPU_BIND, v); }
+
         /** How allreduces span hosts: auto, leaders or off ({@code KOLO_HIERARCHICAL}). */
         public Builder hierarchical(String v) { return set(Settings.HIERARCHICAL, v); }
         /** Stall warning delay ({@code KOLO_STALL_WARNING}, seconds). */

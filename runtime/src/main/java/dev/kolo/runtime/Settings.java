@@ -166,6 +166,13 @@ public final class Settings {
             .describe("bytes of each direction's ring between two co-located ranks; each connection between them "
                     + "takes a segment of twice that under /dev/shm, which counts against a pod's memory");
 
+    public static final Setting<String> CPU_BIND = oneOf("KOLO_CPU_BIND", "--cpu-bind", "auto", "auto", "off")
+            .describe("ranks of one host (several workers on one machine or in one pod): `auto` binds each rank's "
+                    + "process to its own equal share of the CPUs the process may use, as `mpirun --bind-to` does, "
+                    + "so that the scheduler cannot stack two ranks' threads on one core while another idles "
+                    + "(ranks that outnumber the CPUs share them in blocks); `off` leaves the threads where the "
+                    + "system puts them");
+
     public static final Setting<String> HIERARCHICAL = oneOf("KOLO_HIERARCHICAL", "--hierarchical", "auto", "auto",
             "leaders", "off").describe("allreduces above the small-message sizes of a job whose hosts hold several ranks: "
                     + "`auto` reduces within each host first (shared memory), then across hosts with each rank carrying "

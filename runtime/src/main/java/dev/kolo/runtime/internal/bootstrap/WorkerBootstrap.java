@@ -102,6 +102,8 @@ public final class WorkerBootstrap {
             WiredWorker worker = new WiredWorker(config, dataPlane, dataPlanes, cluster, verticle, collectives, view,
                     observability, health, changePending, progress);
             Rendezvous.await(worker, deadline);
+            // Before init returns, so that the thread pools the program starts next see the rank's CPUs.
+            dataPlanes.bindCpus(worker.view().assignment(), worker.view().self());
             int rank = worker.view().self().rank();
             observability.metrics.bindRank(rank, dataPlanes.kernelsName(), collectives::inFlightCount);
             if (config.timeline() != null) {

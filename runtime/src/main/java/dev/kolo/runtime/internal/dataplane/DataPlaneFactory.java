@@ -14,4 +14,12 @@ public interface DataPlaneFactory {
      * @param channel 0 for the generation's own links, else the process set's id (its links are its own)
      */
     DataPlane open(Assignment assignment, WorkerInfo self, int channel);
+
+    /**
+     * @return the CPUs this host gives the job's ranks on it, which decides how their waits poll: the process's
+     *         CPUs at start, not the share it may be bound to since
+     */
+    default int hostCpus() {
+        return Runtime.getRuntime().availableProcessors();
+    }
 }

@@ -35,6 +35,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private final Endpoint transport;
     private final AllreduceAlgorithms algorithms;
     private final Hierarchy hierarchy;
+    private final CpuBinding cpuBinding;
 
     /** @param tls this worker's TLS material, or null for plaintext data connections */
     public DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
@@ -53,6 +54,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         this.algorithms = AllreduceAlgorithms.of(AllreduceAlgorithms.DIRECT_MAX_BYTES,
                 AllreduceAlgorithms.DIRECT_MAX_RANKS, config.recursiveDoublingMaxBytes(), config.rabenseifnerMaxBytes());
         this.hierarchy = Hierarchy.of(config.hierarchical());
+        this.cpuBinding = CpuBinding.of(config.cpuBind());
         this.transport = Endpoint.start(listener.channel(), config.jobName(), options);
         LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
                 : ", TLS " + TlsMaterial.PROTOCOL);
@@ -71,6 +73,9 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
 
     @Override
     public DataPlane open(ControlMessage.Assignment assignment, WorkerInfo self, int channel) {
+        if (channel == 0) { // a process set's ranks run in the processes the generation bound
+            cpuBinding.apply(self, assignment.workers());
+        }
         if (assignment.workers().size() == 1) {
             return new SingleRankDataPlane(reducer);
         }
@@ -89,6 +94,19 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                             : "each rank carries its share across");
         }
         return ring;
+    }
+
+    /**
+     * Binds this process to its share of the host's CPUs for {@code self}'s generation (see {@link CpuBinding}), at
+     * once: {@link #open} does it again, to the same effect, when that generation's data plane opens.
+     */
+    public void bindCpus(ControlMessage.Assignment assignment, WorkerInfo self) {
+        cpuBinding.apply(self, assignment.workers());
+    }
+
+    @Override
+    public int hostCpus() {
+        return cpuBinding.hostCpuCount();
     }
 
     /** @return the element-wise arithmetic the data plane uses, for reductions done outside it */

@@ -182,7 +182,7 @@ final class Engine {
             // cluster); else yield the core at every poll (measured at np 2 on 2 cores: p99 2 ms spinning, 0.1 ms
             // yielding; callers spinning and the collective thread yielding cut the median small op 2-3x but ran
             // whole sizes at about 2 ms per op, a spinner holding the core its peer waited for a scheduler slice).
-            int cores = Runtime.getRuntime().availableProcessors();
+            int cores = dataPlanes.hostCpus();
             yieldWhilePolling = g.self.localSize() >= cores;
             pollNanos = POLL_NANOS;
             g.dataPlane.polling(pollNanos, yieldWhilePolling);
