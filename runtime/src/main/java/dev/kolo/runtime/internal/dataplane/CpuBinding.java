@@ -22,6 +22,8 @@ final class CpuBinding {
     private static final Logger LOG = LoggerFactory.getLogger(CpuBinding.class);
 
     private final boolean enabled;
+    /** Binding was asked for where affinity is not available (told once). */
+    private boolean unavailable;
     /** The CPUs this process could use at start, ascending; empty where they cannot be read. */
     private final int[] hostCpus;
     /** The CPUs bound now, or null while the process runs where it started. */
@@ -35,8 +37,11 @@ final class CpuBinding {
 
     /** @param mode {@code KOLO_CPU_BIND}: {@code auto} or {@code off} */
     static CpuBinding of(String mode) {
-        boolean enabled = "auto".equals(mode) && ThreadAffinity.isAvailable();
-        return new CpuBinding(enabled, enabled ? ThreadAffinity.allowedCpus() : new int[0]);
+        boolean asked = "auto".equals(mode);
+        boolean enabled = asked && ThreadAffinity.isAvailable();
+        CpuBinding b = new CpuBinding(enabled, enabled ? ThreadAffinity.allowedCpus() : new int[0]);
+        b.unavailable = asked && !enabled;
+        return b;
     }
 
     /** @return how many CPUs the host gives this job's ranks on it, whatever this rank is bound to now */
@@ -73,6 +78,11 @@ final class CpuBinding {
         int rank = self.rank();
         int localRank = self.localRank();
         int localSize = self.localSize();
+        if (unavailable && localSize > 1) {
+            unavailable = false;
+            LOG.info("rank {} shares its host with {} other rank(s) and runs unbound: binding to CPUs "
+                    + "(KOLO_CPU_BIND=auto) needs Linux and Kolo's native library", rank, localSize - 1);
+        }
         if (!enabled || failed || hostCpus.length < 2 || localRank < 0 || localRank >= localSize
                 || sharesProcess(self, workers)) {
             return;
