@@ -80,6 +80,23 @@ public final class ThreadAffinity {
         return bound;
     }
 
+    /** @return {@code cpus} (ascending) as the kernel writes a CPU list, e.g. {@code 0-3,6} */
+    public static String cpuList(int[] cpus) {
+        StringBuilder s = new StringBuilder();
+        for (int i = 0; i < cpus.length; i++) {
+            int j = i;
+            while (j + 1 < cpus.length && cpus[j + 1] == cpus[j] + 1) {
+                j++;
+            }
+            s.append(s.length() == 0 ? "" : ",").append(cpus[i]);
+            if (j > i) {
+                s.append('-').append(cpus[j]);
+            }
+            i = j;
+        }
+        return s.toString();
+    }
+
     /** The error number of a thread that has ended. */
     private static final int ESRCH = 3;
 

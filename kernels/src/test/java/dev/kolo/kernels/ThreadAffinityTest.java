@@ -58,7 +58,7 @@ class ThreadAffinityTest {
         } finally {
             ThreadAffinity.bindProcess(all);
         }
-        assertEquals(Set.of(format(all)), everyThreadsCpus(), "unbound again");
+        assertEquals(Set.of(ThreadAffinity.cpuList(all)), everyThreadsCpus(), "unbound again");
     }
 
     @Test
@@ -107,22 +107,5 @@ class ThreadAffinityTest {
             }
         }
         return cpus.stream().mapToInt(Integer::intValue).toArray();
-    }
-
-    /** The kernel's way of writing a list of CPUs. */
-    private static String format(int[] cpus) {
-        StringBuilder s = new StringBuilder();
-        for (int i = 0; i < cpus.length; i++) {
-            int j = i;
-            while (j + 1 < cpus.length && cpus[j + 1] == cpus[j] + 1) {
-                j++;
-            }
-            s.append(s.length() == 0 ? "" : ",").append(cpus[i]);
-            if (j > i) {
-                s.append('-').append(cpus[j]);
-            }
-            i = j;
-        }
-        return s.toString();
     }
 }

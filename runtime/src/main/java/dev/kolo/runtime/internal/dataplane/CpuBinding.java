@@ -95,11 +95,11 @@ final class CpuBinding {
             ThreadAffinity.bindProcess(want);
             bound = localSize <= 1 ? null : want;
             LOG.info("rank {} (local {} of {}) runs on CPU{} {} of the {} this host gives the job (KOLO_CPU_BIND)",
-                    rank, localRank, localSize, want.length == 1 ? "" : "s", list(want), hostCpus.length);
+                    rank, localRank, localSize, want.length == 1 ? "" : "s", ThreadAffinity.cpuList(want), hostCpus.length);
         } catch (RuntimeException e) {
             failed = true;
             LOG.warn("rank {} runs unbound: binding to CPUs {} failed ({}); KOLO_CPU_BIND=off skips the attempt",
-                    rank, list(want), e.getMessage());
+                    rank, ThreadAffinity.cpuList(want), e.getMessage());
         }
     }
 
@@ -110,21 +110,5 @@ final class CpuBinding {
             }
         }
         return false;
-    }
-
-    private static String list(int[] cpus) {
-        StringBuilder s = new StringBuilder();
-        for (int i = 0; i < cpus.length; i++) {
-            int j = i;
-            while (j + 1 < cpus.length && cpus[j + 1] == cpus[j] + 1) {
-                j++;
-            }
-            s.append(s.length() == 0 ? "" : ",").append(cpus[i]);
-            if (j > i) {
-                s.append('-').append(cpus[j]);
-            }
-            i = j;
-        }
-        return s.toString();
     }
 }
