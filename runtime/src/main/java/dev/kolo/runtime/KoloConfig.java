@@ -46,6 +46,8 @@ public final class KoloConfig {
     private final int minNp;
     private final int maxNp;
     private final String host;
+    /** Read on every blocking collective: looked up once rather than in the map on each call. */
+    private final Duration opTimeout;
 
     private KoloConfig(Builder b) {
         this.given = Map.copyOf(b.given);
@@ -53,6 +55,7 @@ public final class KoloConfig {
         this.minNp = b.given.containsKey(Settings.MIN_NP) ? get(Settings.MIN_NP) : np;
         this.maxNp = b.given.containsKey(Settings.MAX_NP) ? get(Settings.MAX_NP) : Math.max(np, minNp);
         this.host = b.given.containsKey(Settings.HOST) ? get(Settings.HOST) : defaultHost(discovery());
+        this.opTimeout = get(Settings.OP_TIMEOUT);
     }
 
     private <T> T get(Setting<T> setting) {
@@ -233,7 +236,7 @@ public final class KoloConfig {
 
     /** @return the longest any single collective or barrier may wait before it fails */
     public Duration opTimeout() {
-        return get(Settings.OP_TIMEOUT);
+        return opTimeout;
     }
 
     /** @return the stable rank this worker asks for (e.g. a pod ordinal), if any */

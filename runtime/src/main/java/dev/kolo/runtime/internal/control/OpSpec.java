@@ -29,6 +29,11 @@ public final class OpSpec {
     public final int groupSize;
     /** Computed once: the engine looks specs up by value on every cached op, which must not allocate. */
     private final int hash;
+    /**
+     * The element count, computed once (the engine asks for it several times per op), or -1 when the shape's
+     * product overflows: {@link #numElements()} then fails as it would have, when asked.
+     */
+    private final long elements;
 
     public OpSpec(String name, OpType type, DType dtype, long[] shape, ReduceOp reduceOp, double prescale,
            double postscale, int root, long[] splits) {
@@ -68,6 +73,15 @@ public final class OpSpec {
         h = 31 * h + root;
         h = 31 * h + Arrays.hashCode(this.splits);
         this.hash = 31 * h + groupSize;
+        this.elements = elementsOrMinusOne(this.shape);
+    }
+
+    private static long elementsOrMinusOne(long[] shape) {
+        try {
+            return Tensor.elementCount(shape);
+        } catch (ArithmeticException e) {
+            return -1;
+        }
     }
 
     /**
@@ -106,7 +120,7 @@ public final class OpSpec {
     }
 
     public long numElements() {
-        return Tensor.elementCount(shape);
+        return elements >= 0 ? elements : Tensor.elementCount(shape);
     }
 
     public long byteSize() {

@@ -136,7 +136,6 @@ public final class RoundMessage {
             return -1;
         }
         int k = b.getInt(at);
-        java.util.Arrays.fill(bits, 0, words, 0L);
         if (k == DENSE) {
             if (at + denseBytes(words) > limit) {
                 return -1;
@@ -149,6 +148,7 @@ public final class RoundMessage {
         if (k < 0 || k > 64 * words || at + 4 + 4L * k > limit) {
             return -1;
         }
+        java.util.Arrays.fill(bits, 0, words, 0L);
         for (int i = 0; i < k; i++) {
             int id = b.getInt(at + 4 + 4 * i);
             if (id < 0 || id >= 64 * words) {
