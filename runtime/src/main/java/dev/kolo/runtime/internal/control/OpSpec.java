@@ -31,7 +31,8 @@ public final class OpSpec {
     private final int hash;
     /**
      * The element count, computed once (the engine asks for it several times per op), or -1 when the shape's
-     * product overflows: {@link #numElements()} then fails as it would have, when asked.
+     * product overflows. A negative value is recomputed when asked, so a spec decoded from a bad message fails (or
+     * reports a negative count) only where it did before this was cached.
      */
     private final long elements;
 
