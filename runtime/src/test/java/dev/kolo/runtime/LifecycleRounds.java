@@ -40,6 +40,14 @@ public final class LifecycleRounds {
                 Thread.sleep(50);
             }
             settled = Thread.activeCount();
+            // Direct buffers go when their cleaner runs, after a collection finds them: collect until two readings
+            // in a row agree, so a round's figure is what is still held, not what is still to be freed.
+            long direct = -1;
+            while (direct != direct() && System.nanoTime() < deadline + 5_000_000_000L) {
+                direct = direct();
+                System.gc();
+                Thread.sleep(100);
+            }
             System.out.printf("round=%d threads=%d fds=%d direct=%d names=%s%n", round, Thread.activeCount(), fds(),
                     direct(), threadNames());
         }

@@ -56,11 +56,12 @@ class LifecycleTest {
             assertEquals(List.of(), loud, "a close right after the job formed logs nothing a user must read");
             String table = child.lines.stream().filter(l -> l.contains(" threads=")).map(l -> l.replaceAll(" names=.*", ""))
                     .reduce((a, b) -> a + "\n" + b).orElse("");
-            // The level is the most any of the first half of the rounds reached (the JVM creates pools lazily, and
-            // direct buffers go at a collection, one round late or early). A leak grows round after round, so
-            // every round of the second half exceeds it; a descriptor or thread still closing, or a 2 MB set of
-            // direct buffers freed a round late (seen on the code as it was before any change, in single rounds
-            // and once in two rounds running), shows in some rounds only.
+            // The level is the most any of the first half of the rounds reached (the JVM creates pools lazily). A
+            // leak grows round after round, so every round of the second half exceeds that level and the last
+            // exceeds the second half's first; a descriptor or thread still closing shows in some rounds only, and
+            // a pool that grows once and keeps its memory stops growing. (Each round collects until the direct
+            // memory reading holds still, so its figure is what is held: buffers still to be freed came to 4 MB,
+            // more than a small leak adds in a round.)
             for (int k = 0; k < 3; k++) {
                 String what = new String[] {"live threads", "open file descriptors", "direct memory bytes"}[k];
                 long level = 0;
@@ -71,7 +72,8 @@ class LifecycleTest {
                 for (int r = ROUNDS / 2; r < ROUNDS; r++) {
                     later = Math.min(later, rounds.get(r)[k]);
                 }
-                assertTrue(later <= level, what + " grew from " + level + " to " + later + ":\n" + table + "\n"
+                boolean stillGrowing = rounds.get(ROUNDS - 1)[k] > rounds.get(ROUNDS / 2)[k];
+                assertTrue(later <= level || !stillGrowing, what + " grew from " + level + " to " + later + ":\n" + table + "\n"
                         + names.get(ROUNDS / 2 - 1) + "\n" + names.get(ROUNDS - 1));
             }
         }
