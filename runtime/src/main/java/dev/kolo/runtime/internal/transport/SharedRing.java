@@ -8,15 +8,16 @@ import java.nio.ByteOrder;
 /**
  * A single-producer single-consumer byte stream in shared memory (Agrona's one-to-one ring buffer, as a stream
  * rather than records): one rank writes, its co-located peer reads. The control block holds the two cursors and the
- * two wait counters, each cursor on a cache line of its own so the writer and the reader never share a line they
- * both write:
+ * two wait counters, each on a cache line of its own: a cursor moves at every frame, a counter only when a side
+ * parks, and each side looks at the other's counter after every move of its cursor, so a counter beside a cursor
+ * would cross between the cores at every frame (and the cursor's line back with it):
  *
  * <pre>
  *   +0    tail            bytes ever written (writer's; release on publish)
- *   +8    writersWaiting  threads of the writer's process parked for room (writer's side)
- *   +64   head            bytes ever read (reader's; release on consume)
- *   +72   readersWaiting  threads of the reader's process parked for bytes (reader's side)
- *   +128  data            capacity bytes, a power of two; byte i of the stream at i mod capacity
+ *   +64   writersWaiting  threads of the writer's process parked for room (writer's side)
+ *   +128  head            bytes ever read (reader's; release on consume)
+ *   +192  readersWaiting  threads of the reader's process parked for bytes (reader's side)
+ *   +256  data            capacity bytes, a power of two; byte i of the stream at i mod capacity
  * </pre>
  *
  * <p>Waking a parked peer is the caller's business ({@link SharedMemoryWire}): a side about to park raises its
@@ -25,11 +26,11 @@ import java.nio.ByteOrder;
  */
 public final class SharedRing {
     /** Bytes of the control block before the data. */
-    public static final int CONTROL_BYTES = 128;
+    public static final int CONTROL_BYTES = 256;
     private static final int TAIL = 0;
-    private static final int WRITERS_WAITING = 8;
-    private static final int HEAD = 64;
-    private static final int READERS_WAITING = 72;
+    private static final int WRITERS_WAITING = 64;
+    private static final int HEAD = 128;
+    private static final int READERS_WAITING = 192;
     /** Smallest data region: the largest frame posted without waiting for the peer (a direct exchange) fits. */
     public static final int MIN_CAPACITY = 64 * 1024;
     /** Largest data region, so that a segment of two rings stays well within one mapping. */

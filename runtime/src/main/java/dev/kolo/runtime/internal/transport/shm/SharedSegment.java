@@ -42,7 +42,7 @@ public final class SharedSegment implements AutoCloseable {
     /** Every segment's file name starts with this. */
     public static final String PREFIX = "kolo-";
     static final long MAGIC = 0x314D48534F4C4F4BL; // "KOLOSHM1", little-endian
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER_BYTES = 64;
     public static final int TOKEN_BYTES = 16;
     private static final int MAGIC_AT = 0;
