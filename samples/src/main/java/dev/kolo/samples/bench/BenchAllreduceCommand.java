@@ -442,13 +442,13 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
      * steps; the first seconds of a JVM are not what the ratio is for.
      */
     static final double STEP_WARM_UP_SECONDS = 6;
-    /** Rounds of step and single allreduce, alternated, so that a drift of the machine touches both alike. */
-    static final int STEP_ROUNDS = 3;
-
     /**
      * 161 ResNet-50 gradients submitted back to back, against one allreduce of the same total bytes: both warmed
-     * for {@link #STEP_WARM_UP_SECONDS} at least, then timed in {@link #STEP_ROUNDS} alternating rounds; each is
-     * the median of its rounds' medians of the slowest rank.
+     * for {@link #STEP_WARM_UP_SECONDS} at least, then timed alternately, a step and a single allreduce, each after
+     * a barrier, so that a stretch of slow copies (large allreduces over shared memory run up to 4 times slower for
+     * seconds at a time, docs/PERFORMANCE.md) touches both alike, where one beginning or ending between a block of
+     * steps and a block of single allreduces would skew the ratio; each is the median of the slowest rank's times,
+     * over two budgets in all.
      */
     private void fusedStep(Kolo kolo, int n) {
         List<long[]> shapes = ResNet50Shapes.backwardOrder();
@@ -474,18 +474,25 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         double warm = Math.max(warmUpSeconds(n), STEP_WARM_UP_SECONDS);
         double stepProbe = warmUp(kolo, "step", stepOp, warm);
         double singleProbe = warmUp(kolo, "single", singleOp, warm / 4);
-        int stepIterations = (int) Math.max(5, Math.min(1000, budget / STEP_ROUNDS / stepProbe));
-        int singleIterations = (int) Math.max(5, Math.min(1000, budget / STEP_ROUNDS / singleProbe));
-        double[] steps = new double[STEP_ROUNDS];
-        double[] singles = new double[STEP_ROUNDS];
-        for (int r = 0; r < STEP_ROUNDS; r++) {
-            steps[r] = medianOfSlowest(kolo, "step.times." + r, stepOp, stepIterations);
-            singles[r] = medianOfSlowest(kolo, "single.times." + r, singleOp, singleIterations);
+        int pairs = (int) Math.max(5, Math.min(1000, 2 * budget / (stepProbe + singleProbe)));
+        double[] times = new double[2 * pairs]; // step, single, step, single, ...
+        for (int i = 0; i < times.length; i++) {
+            kolo.barrier();
+            long start = System.nanoTime();
+            (i % 2 == 0 ? stepOp : singleOp).run();
+            times[i] = (System.nanoTime() - start) / 1e9;
+        }
+        double[] worst = kolo.allreduce("step.times", Tensor.of(times, times.length), ReduceOp.MAX).toDoubleArray();
+        double[] steps = new double[pairs];
+        double[] singles = new double[pairs];
+        for (int i = 0; i < pairs; i++) {
+            steps[i] = worst[2 * i];
+            singles[i] = worst[2 * i + 1];
         }
         Arrays.sort(steps);
         Arrays.sort(singles);
-        double step = steps[STEP_ROUNDS / 2];
-        double one = singles[STEP_ROUNDS / 2];
+        double step = steps[pairs / 2];
+        double one = singles[pairs / 2];
         if (kolo.rank() == 0) {
             long bytes = total * 4;
             if (role.json()) {
