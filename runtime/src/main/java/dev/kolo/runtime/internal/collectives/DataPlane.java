@@ -101,7 +101,7 @@ public interface DataPlane extends AutoCloseable {
     }
 
     /** How waits for peers poll before they park: see {@code Ring.polling}; no waits without peers. */
-    default void polling(long spinNanos, boolean yield) {
+    default void polling(long spinNanos, boolean yield, long spinFirstNanos) {
     }
 
     /**

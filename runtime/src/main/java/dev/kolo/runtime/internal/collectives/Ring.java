@@ -546,8 +546,8 @@ public final class Ring implements DataPlane {
     }
 
     @Override
-    public void polling(long spinNanos, boolean yield) {
-        transport.polling(spinNanos, yield);
+    public void polling(long spinNanos, boolean yield, long spinFirstNanos) {
+        transport.polling(spinNanos, yield, spinFirstNanos);
     }
 
     @Override

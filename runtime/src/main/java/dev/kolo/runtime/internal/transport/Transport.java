@@ -62,6 +62,8 @@ public final class Transport {
     private boolean onlyShared = true;
     /** Poll by yielding the core (ranks outnumber cores) rather than by spinning on it. */
     private volatile boolean yieldWhilePolling;
+    /** While yielding, the first nanoseconds of each wait spin all the same (each rank has a core of its own). */
+    private volatile long spinFirstNanos;
     /** A socket link's bytes (or end) woke the owner's {@link #awaitIncoming}; shared-memory wake-ups do not count. */
     private boolean ownerIncoming;
     private final Consumer<SelectionKey> markOwnerIncoming = k -> ownerIncoming |= !sharedMemory(k);
@@ -376,7 +378,7 @@ public final class Transport {
         }
         long waited = System.nanoTime() - lastProgress;
         if (waited < spin) {
-            poll(); // decided on this one reading of the clock: a park must announce itself first
+            poll(waited); // decided on this one reading of the clock: a park must announce itself first
             return lastProgress;
         }
         if (waited >= progressTimeoutNanos) {
@@ -428,7 +430,7 @@ public final class Transport {
     public long park(Link culprit, long lastProgress, long seq) throws IOException {
         long waited = System.nanoTime() - lastProgress;
         if (waited < opSpinNanos) {
-            poll();
+            poll(waited);
             return lastProgress;
         }
         if (waited >= progressTimeoutNanos) {
@@ -471,9 +473,12 @@ public final class Transport {
         return false;
     }
 
-    /** One step of a polling wait: spin on the core, or give it up when ranks outnumber cores. */
-    private void poll() {
-        if (yieldWhilePolling) {
+    /**
+     * One step of a polling wait, {@code waited} nanoseconds into it: spin on the core, or give it up when the ranks
+     * fill the cores (after {@link #spinFirstNanos}).
+     */
+    private void poll(long waited) {
+        if (yieldWhilePolling && waited >= spinFirstNanos) {
             Thread.yield();
         } else {
             Thread.onSpinWait();
@@ -726,11 +731,12 @@ public final class Transport {
      * Sets how long waits poll before parking, and how. Polling saves the wake-up of a parked thread (tens of
      * microseconds) but spinning steals the CPU a peer on the same core needs to produce what is waited for
      * (measured: 2-3x slower at np 4 on 2 cores): spin only when every rank on the host has a core of its own,
-     * else yield the core while polling.
+     * else yield the core while polling, after the first {@code spinFirstNanos} of each wait.
      */
-    public void polling(long spinNanos, boolean yield) {
+    public void polling(long spinNanos, boolean yield, long spinFirstNanos) {
         this.spinNanos = Math.max(0, spinNanos);
         this.yieldWhilePolling = yield;
+        this.spinFirstNanos = Math.max(0, spinFirstNanos);
         this.opSpinNanos = this.spinNanos;
     }
 
