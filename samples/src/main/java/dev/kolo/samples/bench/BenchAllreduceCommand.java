@@ -380,16 +380,35 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
 
     /** {@code iterations} ops, each timed alone after a barrier; @return the median of the slowest rank's times */
     private static double medianOfSlowest(Collectives group, String name, Runnable op, int iterations) {
-        double[] times = new double[iterations];
-        for (int i = 0; i < iterations; i++) {
+        return mediansOfSlowest(group, name, new Runnable[] {op}, iterations)[0];
+    }
+
+    /**
+     * {@code rounds} rounds of {@code ops} in turn (the first, the second, ..., then the first again), each op timed
+     * alone after a barrier, so that a drift of the machine touches every op alike.
+     *
+     * @return per op, the median of the slowest rank's times
+     */
+    private static double[] mediansOfSlowest(Collectives group, String name, Runnable[] ops, int rounds) {
+        int k = ops.length;
+        double[] times = new double[k * rounds];
+        for (int i = 0; i < times.length; i++) {
             group.barrier();
             long start = System.nanoTime();
-            op.run();
+            ops[i % k].run();
             times[i] = (System.nanoTime() - start) / 1e9;
         }
-        double[] worst = group.allreduce(name, Tensor.of(times, iterations), ReduceOp.MAX).toDoubleArray();
-        Arrays.sort(worst);
-        return worst[iterations / 2];
+        double[] worst = group.allreduce(name, Tensor.of(times, times.length), ReduceOp.MAX).toDoubleArray();
+        double[] medians = new double[k];
+        double[] ofOne = new double[rounds];
+        for (int j = 0; j < k; j++) {
+            for (int r = 0; r < rounds; r++) {
+                ofOne[r] = worst[r * k + j];
+            }
+            Arrays.sort(ofOne);
+            medians[j] = ofOne[rounds / 2];
+        }
+        return medians;
     }
 
     /**
@@ -475,24 +494,9 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
         double stepProbe = warmUp(kolo, "step", stepOp, warm);
         double singleProbe = warmUp(kolo, "single", singleOp, warm / 4);
         int pairs = (int) Math.max(5, Math.min(1000, 2 * budget / (stepProbe + singleProbe)));
-        double[] times = new double[2 * pairs]; // step, single, step, single, ...
-        for (int i = 0; i < times.length; i++) {
-            kolo.barrier();
-            long start = System.nanoTime();
-            (i % 2 == 0 ? stepOp : singleOp).run();
-            times[i] = (System.nanoTime() - start) / 1e9;
-        }
-        double[] worst = kolo.allreduce("step.times", Tensor.of(times, times.length), ReduceOp.MAX).toDoubleArray();
-        double[] steps = new double[pairs];
-        double[] singles = new double[pairs];
-        for (int i = 0; i < pairs; i++) {
-            steps[i] = worst[2 * i];
-            singles[i] = worst[2 * i + 1];
-        }
-        Arrays.sort(steps);
-        Arrays.sort(singles);
-        double step = steps[pairs / 2];
-        double one = singles[pairs / 2];
+        double[] medians = mediansOfSlowest(kolo, "step.times", new Runnable[] {stepOp, singleOp}, pairs);
+        double step = medians[0];
+        double one = medians[1];
         if (kolo.rank() == 0) {
             long bytes = total * 4;
             if (role.json()) {
