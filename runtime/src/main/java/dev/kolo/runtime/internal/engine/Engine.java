@@ -28,7 +28,8 @@ final class Engine {
      * it yields at every poll: a yield with nothing else to run is a system call, and a peer in step with this rank
      * answers within a microsecond or two, so the first polls of a wait are better spent on the core (measured at
      * np 2 on 2 cores, `bench allreduce` 5 runs each interleaved: 4 B 2.80 -> 2.11 us, 64 B 2.02 -> 1.45 us), while
-     * the rank's other threads (the JIT, the cluster) get the core within that long.
+     * the rank's other threads (the JIT, the cluster) get the core within that long. With {@code KOLO_CPU_BIND=off}
+     * two ranks may share a core; a wait then loses at most this long to its peer before it yields.
      */
     static final long SPIN_FIRST_NANOS = 2_000;
 
