@@ -40,8 +40,7 @@ public abstract sealed class Collectives permits Kolo, ProcessSet {
     public void barrier() {
         synchronized (barrierLock) { // the n-th barrier of every rank meets the n-th of the others
             try {
-                client().await(client().submit(BARRIER, EMPTY, EMPTY, true),
-                        System.nanoTime() + opTimeout().toNanos());
+                client().awaitSubmitted(client().submit(BARRIER, EMPTY, EMPTY, true), opTimeout().toNanos());
             } catch (Deadlines.KoloTimeout e) {
                 throw new KoloException("barrier did not complete within " + opTimeout().toSeconds()
                         + " s (KOLO_OP_TIMEOUT): some rank never reached it; the coordinator logs which");
@@ -133,7 +132,11 @@ public abstract sealed class Collectives permits Kolo, ProcessSet {
         }
         List<Tensor> results = new ArrayList<>(ts.size());
         for (int i = 0; i < futures.size(); i++) {
-            results.add(waitFor(futures.get(i), "grouped allreduce", name + "/" + i));
+            try { // submitted before the waits began: each waits from now, as await() does
+                results.add(client().await(futures.get(i), System.nanoTime() + opTimeout().toNanos()));
+            } catch (Deadlines.KoloTimeout e) {
+                throw timedOut("grouped allreduce '" + name + "/" + i + "'");
+            }
         }
         return results;
     }
@@ -228,10 +231,13 @@ public abstract sealed class Collectives permits Kolo, ProcessSet {
         return waitFor(client().join(), "join", "join");
     }
 
-    /** {@link #await}, naming the op only if it times out (a blocking collective allocates no message). */
+    /**
+     * Waits for the op a blocking form has just submitted, naming it only if it times out (a blocking collective
+     * allocates no message); its timeout counts from the submit.
+     */
     private <T> T waitFor(CompletableFuture<T> f, String op, String name) {
         try {
-            return client().await(f, System.nanoTime() + opTimeout().toNanos());
+            return client().awaitSubmitted(f, opTimeout().toNanos());
         } catch (Deadlines.KoloTimeout e) {
             throw timedOut(op + " '" + name + "'");
         }

@@ -226,7 +226,21 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      * @throws Deadlines.KoloTimeout past the deadline
      */
     public <T> T await(CompletableFuture<T> f, long deadline) {
-        long start = System.nanoTime();
+        return await(f, System.nanoTime(), deadline);
+    }
+
+    /**
+     * Waits for an op this thread has just submitted (a blocking call's), for at most {@code timeoutNanos} from its
+     * submit: the op's submit time starts the wait, so the clock is not read again for it.
+     *
+     * @throws Deadlines.KoloTimeout past the deadline
+     */
+    public <T> T awaitSubmitted(CompletableFuture<T> f, long timeoutNanos) {
+        long start = f instanceof PendingOp op ? op.submitNanos : System.nanoTime();
+        return await(f, start, start + timeoutNanos);
+    }
+
+    private <T> T await(CompletableFuture<T> f, long start, long deadline) {
         try {
             drive(f, deadline);
             return Deadlines.await(f, deadline);

@@ -125,6 +125,9 @@ final class PendingOp extends CompletableFuture<Tensor> {
     @Override
     public Tensor get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
             TimeoutException {
+        if (isDone()) {
+            return super.get();
+        }
         long nanos = unit.toNanos(timeout);
         long start = System.nanoTime();
         help(nanos, true);

@@ -54,6 +54,14 @@ public final class Observability implements AutoCloseable {
         this.timeline = t;
     }
 
+    /**
+     * @return whether anything records op times (the meters, a process set's among them, or the timeline): when
+     *         nothing does, the engine does not read the clock for them
+     */
+    public boolean timed() {
+        return metrics.enabled() || timeline().enabled();
+    }
+
     /** Counts one op of this process set (nothing for the worker's own ops: its collective meters have them). */
     public void processSetOp(OpType op, long nanos, long tensorBytes) {
         if (setMeters != null) {
