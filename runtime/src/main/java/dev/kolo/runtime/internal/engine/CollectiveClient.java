@@ -105,7 +105,9 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         }
         PendingOp op = new PendingOp(spec, input, output, g, this);
         NameSlot slot = NameSlot.claim(names, NAMES_KEPT, spec.name, op);
-        slot.lastSpec = spec;
+        if (slot.lastSpec != spec) { // usually the same spec again: a volatile store costs a fence
+            slot.lastSpec = spec;
+        }
         if (g.abortCause != null) { // aborted while we registered: do not leave it behind
             slot.release(op);
             return CompletableFuture.failedFuture(g.abortCause);

@@ -159,7 +159,7 @@ final class Engine {
     }
 
     private void admitOne(RankGeneration g, PendingOp op) {
-        if (completion.pending(op.spec.name) != op) {
+        if (op.slot.inFlight() != op) {
             return; // failed meanwhile (its generation was aborted)
         }
         RankGeneration of = op.generation;

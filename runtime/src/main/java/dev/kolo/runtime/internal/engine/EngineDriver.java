@@ -51,6 +51,11 @@ final class EngineDriver {
     private final AtomicReferenceArray<Thread> parkedCallers = new AtomicReferenceArray<>(PARKED_SLOTS);
     private final Set<Thread> moreParkedCallers = ConcurrentHashMap.newKeySet();
     private static final int PARKED_SLOTS = 32;
+    /**
+     * Callers registered as parked (raised before the slot is taken, lowered after it is freed): {@link #release}
+     * looks at the slots only when there are any, which saves a blocking op a scan of them.
+     */
+    private final AtomicInteger parkedCount = new AtomicInteger();
     /** The thread that holds the lock and is blocked waiting for peers or work, if any. */
     private volatile Thread ownerWaiting;
     /** When the lock holder last saw its next deadline: the collective thread's idle wait ends by then. */
@@ -127,6 +132,7 @@ final class EngineDriver {
                             }
                             unparkOnDone = true;
                         }
+                        parkedCount.incrementAndGet();
                         int slot = parkSlot(me);
                         try {
                             if (!f.isDone() && (engine.lock.isLocked() || !engine.canDrive())) {
@@ -138,6 +144,7 @@ final class EngineDriver {
                             } else {
                                 moreParkedCallers.remove(me);
                             }
+                            parkedCount.decrementAndGet();
                         }
                     }
                 }
@@ -252,6 +259,18 @@ final class EngineDriver {
         engineBusy = g != null && g.busy();
         boolean work = engine.hasQueued() || engineBusy || !engine.isOpened(g);
         engine.lock.unlock();
+        // A caller about to park raised the count and took its slot before it looked at the lock once more: either
+        // it sees the lock free and does not park, or this sees the count and wakes it.
+        if (parkedCount.get() > 0) {
+            unparkCallers();
+        }
+        if (work) {
+            collective.wakeIfParked();
+        }
+        deliver();
+    }
+
+    private void unparkCallers() {
         for (int i = 0; i < PARKED_SLOTS; i++) {
             Thread t = parkedCallers.get(i);
             if (t != null) {
@@ -263,10 +282,6 @@ final class EngineDriver {
                 LockSupport.unpark(t);
             }
         }
-        if (work) {
-            collective.wakeIfParked();
-        }
-        deliver();
     }
 
     /** Something was queued: make sure a thread that owns or idles on the engine sees it. */
