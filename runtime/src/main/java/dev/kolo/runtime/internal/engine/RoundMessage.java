@@ -127,6 +127,19 @@ public final class RoundMessage {
     }
 
     /**
+     * @return where the set at {@code at} ends (as {@link #readSet} finds it, without reading its ids), or -1 when
+     *         {@code at} is -1 or the set does not fit before {@code limit}
+     */
+    static int skipSet(ByteBuffer b, int at, int limit, int words) {
+        if (at < 0 || at + 4 > limit) {
+            return -1;
+        }
+        int k = b.getInt(at);
+        long end = k == DENSE ? at + (long) denseBytes(words) : k < 0 || k > 64 * words ? -1 : at + 4 + 4L * k;
+        return end < 0 || end > limit ? -1 : (int) end;
+    }
+
+    /**
      * Reads a set written by {@link #writeSet} at {@code at} into {@code bits[0, words)}.
      *
      * @return where the set ends, or -1 when it does not fit before {@code limit} or names an id beyond the words

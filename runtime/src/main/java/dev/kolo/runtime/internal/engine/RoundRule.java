@@ -51,10 +51,14 @@ final class RoundRule implements RoundCombiner {
         long[] lowReady = sets[0];
         long[] lowInvalid = sets[1];
         long[] lowEager = sets[2];
-        int lowData = readSets(lower, lowerLength, lowerRank, setsAt, lowReady, lowInvalid, lowEager);
-        if (sameButHolders(lower, upper, upperLength, setsAt, lowData)) {
+        // The ready and invalid sets skipped, the eager set read: all the shortcut needs.
+        int eagerAt = RoundMessage.skipSet(lower, RoundMessage.skipSet(lower, setsAt, lowerLength, words), lowerLength,
+                words);
+        int lowData = eagerAt < 0 ? -1 : RoundMessage.readSet(lower, eagerAt, lowerLength, lowEager, words);
+        if (lowData >= 0 && sameButHolders(lower, upper, upperLength, setsAt, lowData)) {
             return combineAlike(lower, lowerLength, lowerRank, upper, upperLength, upperRank, out, lowData, lowEager);
         }
+        lowData = readSets(lower, lowerLength, lowerRank, setsAt, lowReady, lowInvalid, lowEager);
         out.putInt(RoundMessage.FLAGS, (lower.getInt(RoundMessage.FLAGS) | upper.getInt(RoundMessage.FLAGS))
                 & RoundMessage.FLAG_JOINED);
         out.putInt(RoundMessage.WORDS, words);

@@ -32,6 +32,8 @@ class RoundMessageTest {
                 assertEquals(end, RoundMessage.readSet(b, 8, end, back, words));
                 assertArrayEquals(bits, back, words + " words, " + count + " ids");
                 assertEquals(-1, RoundMessage.readSet(b, 8, end - 1, back, words), "a set cut short is refused");
+                assertEquals(end, RoundMessage.skipSet(b, 8, end, words), "skipped to where it ends");
+                assertEquals(-1, RoundMessage.skipSet(b, 8, end - 1, words), "a set cut short is not skipped");
             }
         }
     }
