@@ -144,6 +144,29 @@ public final class Transport {
             while (sent < s.sendUnits || received < s.recvUnits) {
                 checkAbort();
                 boolean progressed = false;
+                // The send first: a look at the peer's empty ring before it would pull the line of the peer's cursor
+                // to this core just as the peer writes it, and delay this rank's own frame (probes on a 4-byte round at
+                // np 2 over shared memory, from the start to the frame sent: 220 ns receiving first, 160 sending first).
+                if (sent < s.sendUnits && (writing || s.sendReady(sent, received))) {
+                    current = sendLink;
+                    FrameWriter out = sendLink.out;
+                    if (!writing) {
+                        if (sent == crashAfter) {
+                            crashForTest();
+                        }
+                        s.beginSend(sent, out, generation, seq);
+                        writing = true;
+                    }
+                    long n = out.pump(sendLink.wire);
+                    writeBlocked = n == 0;
+                    if (n > 0) {
+                        progressed = true;
+                    }
+                    if (!out.busy()) {
+                        sent++;
+                        writing = false;
+                    }
+                }
                 if (received < s.recvUnits) {
                     current = recvLink;
                     FrameReader in = recvLink.in;
@@ -177,26 +200,6 @@ public final class Transport {
                         received++;
                         reading = false;
                         progressed = true; // a payload used in place completes its frame without a byte read now
-                    }
-                }
-                if (sent < s.sendUnits && (writing || s.sendReady(sent, received))) {
-                    current = sendLink;
-                    FrameWriter out = sendLink.out;
-                    if (!writing) {
-                        if (sent == crashAfter) {
-                            crashForTest();
-                        }
-                        s.beginSend(sent, out, generation, seq);
-                        writing = true;
-                    }
-                    long n = out.pump(sendLink.wire);
-                    writeBlocked = n == 0;
-                    if (n > 0) {
-                        progressed = true;
-                    }
-                    if (!out.busy()) {
-                        sent++;
-                        writing = false;
                     }
                 }
                 if (progressed) {
