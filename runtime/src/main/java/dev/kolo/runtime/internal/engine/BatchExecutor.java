@@ -57,7 +57,7 @@ final class BatchExecutor {
     /** Completes a small allreduce whose data every rank sent in the round: reduced, it is at {@code at} of {@code combined}. */
     void reduceEager(PendingOp op, ByteBuffer combined, int at, long agreedAt) {
         boolean timed = observability.timed(); // the clock is read for nothing else: 25 ns of a 1 us op
-        long started = timed ? System.nanoTime() : agreedAt;
+        long started = timed ? System.nanoTime() : 0;
         Tensor result = op.output != null ? op.output : Tensor.allocate(op.spec.dtype, op.spec.shape);
         eager.finish(op.spec, combined, at, result.data());
         recordEager(op, agreedAt, started, timed);
@@ -159,6 +159,9 @@ final class BatchExecutor {
     private void record(OpType type, List<PendingOp> batch, long agreedAt, long started) {
         CollectiveOps.Phases p = ops.phases;
         long now = System.nanoTime();
+        if (agreedAt == 0) {
+            agreedAt = started; // the round did not read the clock (nothing recorded times when it ended)
+        }
         KoloMetrics metrics = observability.metrics;
         metrics.traffic(type, p.transport, p.sentBytes, p.receivedBytes);
         if (type == OpType.ALLREDUCE) {
@@ -202,6 +205,9 @@ final class BatchExecutor {
             return;
         }
         long now = System.nanoTime();
+        if (agreedAt == 0) {
+            agreedAt = started; // the round did not read the clock (nothing recorded times when it ended)
+        }
         metrics.negotiated(agreedAt - op.submitNanos);
         metrics.collective(OpType.ALLREDUCE, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
         observability.processSetOp(OpType.ALLREDUCE, now - op.submitNanos, op.spec.byteSize());

@@ -54,6 +54,8 @@ final class Engine {
     private RankGeneration opened;
     private long pollNanos;
     private boolean yieldWhilePolling;
+    /** When the newest op admitted in this step was submitted, or 0 when the step must read the clock. */
+    private long submittedNanos;
 
     Engine(DataPlaneFactory dataPlanes, Reducer reducer, RankGeneration.Completion completion) {
         this.dataPlanes = dataPlanes;
@@ -114,7 +116,9 @@ final class Engine {
         RankGeneration g = current;
         worked |= admit(g);
         if (g != null && g.opened() && g.abortCause == null && g.size > 1) {
-            long now = System.nanoTime();
+            // The clock an op read at its submit, microseconds ago at most, serves the step that admits it: the
+            // deadlines it is compared with (resends, demotions, rounds) are of milliseconds and seconds.
+            long now = submittedNanos != 0 ? submittedNanos : System.nanoTime();
             g.resendDue(now); // only messages: the owner's polling goes on as before
             if (peerStarted || g.roundDue(now)) {
                 try {
@@ -131,6 +135,7 @@ final class Engine {
     /** Hands newly submitted ops to their generation. @return whether there were any */
     private boolean admit(RankGeneration g) {
         boolean any = false;
+        submittedNanos = 0;
         if (g != null && g.opened()) {
             for (PendingOp op; (op = early.poll()) != null; ) {
                 admitOne(g, op);
@@ -138,6 +143,9 @@ final class Engine {
             }
         }
         PendingOp newest = submissions.getAndSet(null);
+        if (newest != null && !any) {
+            submittedNanos = newest.submitNanos; // the last submitted; an op of an unopened plane may be old
+        }
         PendingOp oldest = null;
         while (newest != null) { // reverse the stack: ops are admitted in the order they were submitted
             PendingOp next = newest.nextSubmitted;

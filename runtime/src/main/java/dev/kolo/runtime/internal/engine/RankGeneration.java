@@ -142,7 +142,7 @@ final class RankGeneration {
         if (abortCause != null) {
             dataPlane.abort(abortCause);
         }
-        round = new AgreementRound(this, cache, waiting, observability.metrics, reducer);
+        round = new AgreementRound(this, cache, waiting, observability, reducer);
         executor = new BatchExecutor(this, completion, observability, tuning,
                 new CollectiveOps(rank, size, dataPlane), new EagerReduction(reducer, size));
     }
@@ -296,9 +296,9 @@ final class RankGeneration {
         }
         removed.clear();
         round.dropInvalid(removed);
-        long agreedAt = round.agreedAt;
-        Long heldSince = responses.nextArrival();
-        if (round.lacking != null && heldSince != null && agreedAt - heldSince > responseAgreementNanos) {
+        Long heldSince = round.lacking == null ? null : responses.nextArrival();
+        long agreedAt = heldSince == null ? 0 : round.agreedAt();
+        if (heldSince != null && agreedAt - heldSince > responseAgreementNanos) {
             // A generation failure like a lost peer: an elastic job regroups and the new generation's
             // coordinator sends everything afresh; a fixed job stops with this message.
             completion.abort(this, new WorkerLostException("coordinator response " + responses.executed()
