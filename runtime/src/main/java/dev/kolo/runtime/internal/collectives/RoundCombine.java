@@ -16,8 +16,9 @@ import java.nio.ByteOrder;
  * may be idle and must hear that a round began (a rank joins a round when bytes arrive); the unfold hands it the
  * result. Messages have any length up to the round's bound, which each frame header states and the receiver checks.
  *
- * <p>Three buffers rotate (this rank's message, the partner's, the combination), direct and little-endian, grown
- * only when a larger bound is asked for: nothing is allocated per round.
+ * <p>Three buffers rotate (this rank's message, the partner's, the combination, which the rule writes over the
+ * lower message when it can), direct and little-endian, grown only when a larger bound is asked for: nothing is
+ * allocated per round.
  */
 final class RoundCombine {
     private final Peers peers;
@@ -75,16 +76,14 @@ final class RoundCombine {
         if (group.folds()) {
             int partner = group.foldPartner();
             int theirLength = exchange(seq, partner, length, true, maxBytes);
-            length = group.foldedAway() ? combine(combiner, mine, length, rank, theirs, theirLength, partner)
-                    : combine(combiner, theirs, theirLength, partner, mine, length, rank);
+            length = combine(combiner, group.foldedAway(), length, theirLength, partner);
         }
         if (!group.foldedAway()) {
             int me = group.groupRank;
             for (int mask = 1; mask < group.p; mask <<= 1) {
                 int partner = group.rankOf(me ^ mask);
                 int theirLength = exchange(seq, partner, length, true, maxBytes);
-                length = (me & mask) == 0 ? combine(combiner, mine, length, rank, theirs, theirLength, partner)
-                        : combine(combiner, theirs, theirLength, partner, mine, length, rank);
+                length = combine(combiner, (me & mask) == 0, length, theirLength, partner);
             }
         }
         if (group.folds()) {
@@ -111,15 +110,34 @@ final class RoundCombine {
         return swap.received;
     }
 
-    private int combine(RoundCombiner combiner, ByteBuffer lower, int lowerLength, int lowerRank, ByteBuffer upper,
-            int upperLength, int upperRank) {
-        lower.clear();
-        upper.clear();
-        next.clear();
-        int length = combiner.combine(lower, lowerLength, lowerRank, upper, upperLength, upperRank, next);
-        ByteBuffer t = mine;
-        mine = next;
-        next = t;
+    /**
+     * {@code mine} becomes the combination of itself and {@code theirs}, as {@code lower op upper}: in place in the
+     * lower of the two when the rule can (then, when that is {@code theirs}, the two swap roles), else into
+     * {@code next}, which then becomes {@code mine}.
+     */
+    private int combine(RoundCombiner combiner, boolean mineIsLower, int myLength, int theirLength, int partner) {
+        mine.clear();
+        theirs.clear();
+        int rank = peers.rank;
+        ByteBuffer lower = mineIsLower ? mine : theirs;
+        ByteBuffer upper = mineIsLower ? theirs : mine;
+        int lowerLength = mineIsLower ? myLength : theirLength;
+        int upperLength = mineIsLower ? theirLength : myLength;
+        int lowerRank = mineIsLower ? rank : partner;
+        int upperRank = mineIsLower ? partner : rank;
+        int length = combiner.combineInPlace(lower, lowerLength, lowerRank, upper, upperLength, upperRank);
+        if (length >= 0) {
+            if (!mineIsLower) {
+                theirs = mine;
+                mine = lower;
+            }
+        } else {
+            next.clear();
+            length = combiner.combine(lower, lowerLength, lowerRank, upper, upperLength, upperRank, next);
+            ByteBuffer t = mine;
+            mine = next;
+            next = t;
+        }
         mine.clear();
         return length;
     }

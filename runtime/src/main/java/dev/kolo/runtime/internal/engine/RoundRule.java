@@ -46,19 +46,14 @@ final class RoundRule implements RoundCombiner {
     public int combine(ByteBuffer lower, int lowerLength, int lowerRank, ByteBuffer upper, int upperLength,
             int upperRank, ByteBuffer out) {
         int setsAt = RoundMessage.setsAt(size);
-        check(lower, lowerLength, lowerRank, setsAt);
-        check(upper, upperLength, upperRank, setsAt);
+        int alikeData = alikeData(lower, lowerLength, lowerRank, upper, upperLength, upperRank, setsAt);
+        if (alikeData >= 0) {
+            return combineAlike(lower, lowerLength, lowerRank, upper, upperLength, upperRank, out, alikeData);
+        }
         long[] lowReady = sets[0];
         long[] lowInvalid = sets[1];
         long[] lowEager = sets[2];
-        // The ready and invalid sets skipped, the eager set read: all the shortcut needs.
-        int eagerAt = RoundMessage.skipSet(lower, RoundMessage.skipSet(lower, setsAt, lowerLength, words), lowerLength,
-                words);
-        int lowData = eagerAt < 0 ? -1 : RoundMessage.readSet(lower, eagerAt, lowerLength, lowEager, words);
-        if (lowData >= 0 && sameButHolders(lower, upper, upperLength, setsAt, lowData)) {
-            return combineAlike(lower, lowerLength, lowerRank, upper, upperLength, upperRank, out, lowData, lowEager);
-        }
-        lowData = readSets(lower, lowerLength, lowerRank, setsAt, lowReady, lowInvalid, lowEager);
+        int lowData = readSets(lower, lowerLength, lowerRank, setsAt, lowReady, lowInvalid, lowEager);
         out.putInt(RoundMessage.FLAGS, (lower.getInt(RoundMessage.FLAGS) | upper.getInt(RoundMessage.FLAGS))
                 & RoundMessage.FLAG_JOINED);
         out.putInt(RoundMessage.WORDS, words);
@@ -117,42 +112,63 @@ final class RoundRule implements RoundCombiner {
         return pos;
     }
 
-    /**
-     * @return whether the two messages say the same (flags, responses held, tuning, every id set, byte for byte) but
-     *         for the ranks holding the responses: the steady state, where every rank has the same tensors ready
-     */
-    private static boolean sameButHolders(ByteBuffer lower, ByteBuffer upper, int upperLength, int setsAt,
-            int lowData) {
-        if (upperLength < lowData) {
-            return false;
-        }
-        for (int i = 0; i < RoundMessage.HOLDERS; i += 4) {
-            if (lower.getInt(i) != upper.getInt(i)) {
-                return false;
-            }
-        }
-        int i = setsAt;
-        for (; i + 8 <= lowData; i += 8) {
-            if (lower.getLong(i) != upper.getLong(i)) {
-                return false;
-            }
-        }
-        for (; i < lowData; i += 4) { // sets are whole ints
-            if (lower.getInt(i) != upper.getInt(i)) {
-                return false;
-            }
-        }
-        return true;
+    /** Alike messages ({@link #alikeData}) combine over the lower one; others need a third buffer. */
+    @Override
+    public int combineInPlace(ByteBuffer lower, int lowerLength, int lowerRank, ByteBuffer upper, int upperLength,
+            int upperRank) {
+        int data = alikeData(lower, lowerLength, lowerRank, upper, upperLength, upperRank, RoundMessage.setsAt(size));
+        return data < 0 ? -1 : combineAlike(lower, lowerLength, lowerRank, upper, upperLength, upperRank, lower, data);
     }
 
     /**
-     * The combination of two messages that differ only in their holders and their eager data ({@link
-     * #sameButHolders}): what {@link #combine} computes for them, without decoding and encoding the id sets again
-     * (half the time of a 4-byte allreduce's combine at np 2). The sets are copied as {@code lower} encodes them.
+     * Checks both messages' headers, then whether they say the same (flags, responses held, tuning, every id set,
+     * byte for byte) but for the ranks holding the responses and their data: the steady state, where every rank has
+     * the same tensors ready.
+     *
+     * @return where the data begins when they are alike (the eager set read into {@code sets[2]}), else -1
+     */
+    private int alikeData(ByteBuffer lower, int lowerLength, int lowerRank, ByteBuffer upper, int upperLength,
+            int upperRank, int setsAt) {
+        check(lower, lowerLength, lowerRank, setsAt);
+        check(upper, upperLength, upperRank, setsAt);
+        // The ready and invalid sets skipped, the eager set read: all the shortcut needs.
+        int eagerAt = RoundMessage.skipSet(lower, RoundMessage.skipSet(lower, setsAt, lowerLength, words), lowerLength,
+                words);
+        int data = eagerAt < 0 ? -1 : RoundMessage.readSet(lower, eagerAt, lowerLength, sets[2], words);
+        if (data < 0 || upperLength < data) {
+            return -1;
+        }
+        for (int i = 0; i < RoundMessage.HOLDERS; i += 4) {
+            if (lower.getInt(i) != upper.getInt(i)) {
+                return -1;
+            }
+        }
+        int i = setsAt;
+        for (; i + 8 <= data; i += 8) {
+            if (lower.getLong(i) != upper.getLong(i)) {
+                return -1;
+            }
+        }
+        for (; i < data; i += 4) { // sets are whole ints
+            if (lower.getInt(i) != upper.getInt(i)) {
+                return -1;
+            }
+        }
+        return data;
+    }
+
+    /**
+     * The combination of two messages that differ only in their holders and their eager data ({@link #alikeData}):
+     * what the general rule computes for them, without decoding and encoding the id sets again (half the time of a
+     * 4-byte allreduce's combine at np 2). The sets are copied as {@code lower} encodes them; {@code out} may be
+     * {@code lower} itself, each byte then read before it is written.
      */
     private int combineAlike(ByteBuffer lower, int lowerLength, int lowerRank, ByteBuffer upper, int upperLength,
-            int upperRank, ByteBuffer out, int data, long[] eager) {
-        out.put(0, lower, 0, data);
+            int upperRank, ByteBuffer out, int data) {
+        long[] eager = sets[2];
+        if (out != lower) {
+            out.put(0, lower, 0, data);
+        }
         out.putInt(RoundMessage.FLAGS, lower.getInt(RoundMessage.FLAGS) & RoundMessage.FLAG_JOINED);
         for (int w = 0; w < holderWords; w++) {
             int at = RoundMessage.HOLDERS + 8 * w;
@@ -169,7 +185,9 @@ final class RoundRule implements RoundCombiner {
                 if (pos + bytes > lowerLength || pos + bytes > upperLength) {
                     throw refused(lowerRank, upperRank, "ends before the data of '" + spec.name + "'");
                 }
-                out.put(pos, lower, pos, bytes);
+                if (out != lower) {
+                    out.put(pos, lower, pos, bytes);
+                }
                 reducer.reduce(spec.dtype, AverageScaling.sumOp(spec), out, pos, upper, pos, (int) spec.numElements());
                 pos += bytes;
             }

@@ -77,6 +77,27 @@ class RoundRuleTest {
     }
 
     @Test
+    void alikeMessagesCombineInPlaceAsIntoAThirdBuffer() {
+        ByteBuffer upper = message(1, 2f, 20.0, false);
+        ByteBuffer expected = out();
+        ByteBuffer lower = message(0, 1f, 10.0, false);
+        int expectedLength = rule.combine(lower, lower.limit(), 0, upper, upper.limit(), 1, expected);
+
+        int length = rule.combineInPlace(lower, lower.limit(), 0, upper, upper.limit(), 1);
+        assertEquals(expectedLength, length);
+        assertEquals(expected.slice(0, expectedLength), lower.slice(0, length), "the same bytes, over the lower");
+        assertEquals(message(1, 2f, 20.0, false), upper, "the upper message is only read");
+    }
+
+    @Test
+    void messagesThatDifferInTheirSetsAreNotCombinedInPlace() {
+        ByteBuffer lower = message(0, 1f, 10.0, false);
+        ByteBuffer denseUpper = message(1, 2f, 20.0, true);
+        assertEquals(-1, rule.combineInPlace(lower, lower.limit(), 0, denseUpper, denseUpper.limit(), 1));
+        assertEquals(message(0, 1f, 10.0, false), lower, "left as it was, for the general rule");
+    }
+
+    @Test
     void messagesReadyForDifferentTensorsAgreeOnWhatBothHave() {
         ByteBuffer lower = message(0, 1f, 10.0, false);
         ByteBuffer upper = ByteBuffer.allocateDirect(4096).order(ByteOrder.LITTLE_ENDIAN);
