@@ -493,13 +493,30 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     static final double STEP_WARM_UP_SECONDS = 6;
     /**
      * 161 ResNet-50 gradients submitted back to back, against one allreduce of the same bytes (the gradients are
-     * views of its buffer): both warmed
-     * for {@link #STEP_WARM_UP_SECONDS} at least, then timed alternately, a step and a single allreduce, each after
+     * views of its buffer, {@link #gradientViews}): both warmed for {@link #STEP_WARM_UP_SECONDS} at least, then timed alternately, a step and a single allreduce, each after
      * a barrier, so that a stretch of slow copies (large allreduces over shared memory run up to 4 times slower for
      * seconds at a time, docs/PERFORMANCE.md) touches both alike, where one beginning or ending between a block of
      * steps and a block of single allreduces would skew the ratio; each is the median of the slowest rank's times,
      * over two budgets in all.
      */
+    /**
+     * Float32 tensors of {@code shapes} laid one after the other over {@code whole}'s bytes, from its start. The fused
+     * step's gradients are such views of the single allreduce's buffer, so that both ops run over the same memory: on
+     * this kind of machine a buffer's place alone moved a large allreduce's time by up to a fifth (whichever of two
+     * equal buffers was allocated first ran slower, docs/PERFORMANCE.md), which the ratio must not measure.
+     */
+    static List<Tensor> gradientViews(Tensor whole, List<long[]> shapes) {
+        List<Tensor> views = new ArrayList<>(shapes.size());
+        ByteBuffer bytes = whole.data();
+        int at = 0;
+        for (long[] shape : shapes) {
+            int length = Math.toIntExact(DType.FLOAT32.byteSize() * ResNet50Shapes.elements(shape));
+            views.add(Tensor.wrap(DType.FLOAT32, bytes.slice(at, length), shape));
+            at += length;
+        }
+        return views;
+    }
+
     private void fusedStep(Kolo kolo, int n) {
         List<long[]> shapes = ResNet50Shapes.backwardOrder();
         long total = 0;
@@ -507,17 +524,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             total += ResNet50Shapes.elements(shape);
         }
         Tensor single = Tensor.allocate(DType.FLOAT32, total);
-        // The gradients are views of the single allreduce's buffer, so that both ops run over the same memory: on
-        // this kind of machine a buffer's place alone moved a large allreduce's time by up to a fifth (whichever of
-        // two equal buffers was allocated first ran slower, docs/PERFORMANCE.md), which the ratio must not measure.
-        List<Tensor> grads = new ArrayList<>();
-        ByteBuffer whole = single.data();
-        long at = 0;
-        for (long[] shape : shapes) {
-            long elements = ResNet50Shapes.elements(shape);
-            grads.add(Tensor.wrap(DType.FLOAT32, whole.slice((int) (4 * at), (int) (4 * elements)), shape));
-            at += elements;
-        }
+        List<Tensor> grads = gradientViews(single, shapes);
         List<String> names = new ArrayList<>();
         for (int i = 0; i < shapes.size(); i++) {
             names.add("grad." + i);

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /**
- * The fused step's switch reads as it is spelled; the warm-up before each size has its bounds; hosts divide the
- * ranks and a link rate needs hosts.
+ * The fused step's switch reads as it is spelled, and its gradients tile the single allreduce's buffer; the warm-up
+ * before each size has its bounds; hosts divide the ranks and a link rate needs hosts.
  */
 class BenchAllreduceOptionsTest {
     private static BenchAllreduceCommand parse(String... args) {
@@ -23,6 +23,36 @@ class BenchAllreduceOptionsTest {
         assertTrue(parse("-np", "2").fusedStep);
         assertTrue(parse("-np", "2", "--fused-step").fusedStep);
         assertFalse(parse("-np", "2", "--no-fused-step").fusedStep);
+    }
+
+    @Test
+    void theStepsGradientsTileTheSingleAllreducesBufferInOrder() {
+        java.util.List<long[]> shapes = ResNet50Shapes.backwardOrder();
+        long total = 0;
+        for (long[] shape : shapes) {
+            total += ResNet50Shapes.elements(shape);
+        }
+        dev.kolo.runtime.Tensor whole = dev.kolo.runtime.Tensor.allocate(dev.kolo.runtime.DType.FLOAT32, total);
+        for (int i = 0; i < total; i++) {
+            whole.data().putInt(4 * i, i); // each element's index, exact at every size
+        }
+        java.util.List<dev.kolo.runtime.Tensor> views = BenchAllreduceCommand.gradientViews(whole, shapes);
+        assertEquals(shapes.size(), views.size());
+        long next = 0; // the element of the whole each view must start at: no gap, no overlap
+        for (int g = 0; g < views.size(); g++) {
+            dev.kolo.runtime.Tensor v = views.get(g);
+            assertTrue(java.util.Arrays.equals(shapes.get(g), v.shape()), "shape of gradient " + g);
+            int elements = v.data().capacity() / 4;
+            assertEquals(ResNet50Shapes.elements(shapes.get(g)), elements, "elements of gradient " + g);
+            for (int e = 0; e < elements; e++) {
+                assertEquals(next + e, v.data().getInt(4 * e), "gradient " + g + " element " + e);
+            }
+            next += elements;
+        }
+        assertEquals(total, next);
+        views.get(3).data().putInt(0, -1); // a view writes through to the shared buffer
+        assertEquals(-1, whole.data().getInt(4 * (int) (ResNet50Shapes.elements(shapes.get(0))
+                + ResNet50Shapes.elements(shapes.get(1)) + ResNet50Shapes.elements(shapes.get(2)))));
     }
 
     @Test
