@@ -13,11 +13,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /** Several real workers of one job in this JVM, started and driven concurrently. */
-final class InProcessJob implements AutoCloseable {
-    final List<Kolo> workers = new ArrayList<>();
+public final class InProcessJob implements AutoCloseable {
+    public final List<Kolo> workers = new ArrayList<>();
     private final ExecutorService pool;
 
-    InProcessJob(int np, java.util.function.UnaryOperator<KoloConfig.Builder> tweak) throws Exception {
+    public InProcessJob(int np, java.util.function.UnaryOperator<KoloConfig.Builder> tweak) throws Exception {
         String job = "ewj-" + UUID.randomUUID().toString().substring(0, 8);
         int port = 16000 + 20 * new java.util.Random().nextInt(200);
         pool = Executors.newFixedThreadPool(np);
@@ -33,7 +33,7 @@ final class InProcessJob implements AutoCloseable {
     }
 
     /** Runs {@code action} on every worker concurrently; returns the results in worker order. */
-    <T> List<T> onAll(Function<Kolo, T> action) throws Exception {
+    public <T> List<T> onAll(Function<Kolo, T> action) throws Exception {
         List<Future<T>> fs = new ArrayList<>();
         for (Kolo k : workers) {
             fs.add(pool.submit(() -> action.apply(k)));
