@@ -14,9 +14,10 @@ import java.util.Objects;
  * without a message). Each step the job takes the next global batch of that order, and rank r the r-th share of it
  * ({@link BatchSplit}). What the job has taken of the epoch is therefore always a prefix of the order, whatever the
  * sizes the job had: the sampler's position is just the epoch and the length of that prefix. Registered with an
- * {@link ElasticState} ({@link #register}), the position is committed and checkpointed with the model, so after a
- * regroup to any size the rest of the epoch is split among the ranks now present, and a restarted job resumes at
- * the next sample rather than at the epoch's start.
+ * {@link ElasticState} ({@link #register}), the position is committed and checkpointed with the model (with the
+ * seed, so that a job restarted from a checkpoint keeps the order its epochs started with), so after a regroup to
+ * any size the rest of the epoch is split among the ranks now present, and a restarted job resumes at the next
+ * sample rather than at the epoch's start.
  *
  * <pre>{@code
  * ElasticSampler sampler = ElasticSampler.builder(kolo).batchSize(64).seed(42).build().register(state);
@@ -49,10 +50,9 @@ public final class ElasticSampler {
     private final BatchSplit split;
     private final boolean shuffle;
     private final boolean dropLast;
-    private final long seed;
     private final EpochOrder orders;
-    /** {epoch, samples of it the job has taken}: live, so that a restore or a sync rewrites it in place. */
-    private final long[] position = new long[2];
+    /** {epoch, samples of it the job has taken, seed}: live, so that a restore or a sync rewrites it in place. */
+    private final long[] position = new long[3];
     private int count = -1;
     private int[] sizes;
     private int sizesFor = -1;
@@ -67,8 +67,8 @@ public final class ElasticSampler {
         this.split = b.split;
         this.shuffle = b.shuffle;
         this.dropLast = b.dropLast;
-        this.seed = b.seed;
-        this.orders = new EpochOrder(b.shuffle, b.seed);
+        this.position[2] = b.seed;
+        this.orders = new EpochOrder(b.shuffle);
     }
 
     /** @return a builder for the sampler of this worker's job ({@code kolo}) */
@@ -77,13 +77,13 @@ public final class ElasticSampler {
     }
 
     /**
-     * Registers the position (the epoch and the samples of it taken) with {@code state} under
-     * {@code <name>.position}, so that commits and checkpoints hold it and a restore or a sync sets it.
+     * Registers the position (the epoch, the samples of it taken, and the seed of the shuffles) with {@code state}
+     * under {@code <name>.position}, so that commits and checkpoints hold it and a restore or a sync sets it.
      *
      * @return this sampler
      */
     public ElasticSampler register(ElasticState state) {
-        state.longs(name + ".position", position, 2);
+        state.longs(name + ".position", position, 3);
         return this;
     }
 
@@ -117,7 +117,7 @@ public final class ElasticSampler {
                     + " samples leaves no step of " + g + " (the global batch at " + size + " ranks): use a smaller "
                     + "batch, or pad the last step instead of dropping it");
         }
-        SamplerAgreement.check(kolo, name, datasetSize, seed, shuffle, dropLast, g);
+        SamplerAgreement.check(kolo, name, datasetSize, position[2], shuffle, dropLast, g);
         this.count = (int) datasetSize;
         this.globalBatch = g;
         this.batchesFor = size;
@@ -203,6 +203,11 @@ public final class ElasticSampler {
         return dropLast ? datasetSize / g : (datasetSize + g - 1) / g;
     }
 
+    /** @return the seed of the shuffles: the builder's, or the one a restore brought back with the position */
+    public long seed() {
+        return position[2];
+    }
+
     /** @return the name its position is registered and checked under */
     public String name() {
         return name;
@@ -267,7 +272,7 @@ public final class ElasticSampler {
             if (!hasNext()) {
                 throw new NoSuchElementException("sampler '" + name + "': epoch " + epoch + " has no more steps");
             }
-            int[] order = orders.of(epoch, count);
+            int[] order = orders.of(position[2], epoch, count);
             int[] indices = new int[batch];
             long first = cursor + offset;
             for (int i = 0; i < batch; i++) {
@@ -309,7 +314,10 @@ public final class ElasticSampler {
             return this;
         }
 
-        /** @param seed the seed of the shuffles, the same on every rank (default 0) */
+        /**
+         * @param seed the seed of the shuffles, the same on every rank (default 0); a restore from a commit or a
+         *     checkpoint brings back the seed the job started with
+         */
         public Builder seed(long seed) {
             this.seed = seed;
             return this;

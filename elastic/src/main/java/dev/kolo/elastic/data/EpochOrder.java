@@ -9,25 +9,25 @@ import java.util.Random;
  */
 final class EpochOrder {
     private final boolean shuffle;
-    private final long seed;
     private int[] order = new int[0];
+    private long seed;
     private long epoch = -1;
 
-    EpochOrder(boolean shuffle, long seed) {
+    EpochOrder(boolean shuffle) {
         this.shuffle = shuffle;
-        this.seed = seed;
     }
 
     /** @return the order of {@code epoch} over {@code count} samples (not a copy: read it, never write it) */
-    int[] of(long epoch, int count) {
-        if (epoch != this.epoch || count != order.length) {
-            order = draw(epoch, count);
+    int[] of(long seed, long epoch, int count) {
+        if (seed != this.seed || epoch != this.epoch || count != order.length) {
+            order = draw(seed, epoch, count);
+            this.seed = seed;
             this.epoch = epoch;
         }
         return order;
     }
 
-    private int[] draw(long epoch, int count) {
+    private int[] draw(long seed, long epoch, int count) {
         int[] o = new int[count];
         for (int i = 0; i < count; i++) {
             o[i] = i;
