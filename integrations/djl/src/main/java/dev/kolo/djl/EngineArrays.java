@@ -33,18 +33,34 @@ final class EngineArrays {
     /** Copies the array's gradient into {@code into} and sets it to zero, so the next pass starts afresh. */
     void takeGradient(NDArray array, float[] into) {
         try (NDArray gradient = array.getGradient()) {
-            if (gradientShared == null) {
-                gradientShared = shared(gradient);
-            }
+            view(gradient).get(0, into);
+            zero(gradient);
+        }
+    }
+
+    /**
+     * Copies {@code gradient} (an update's gradient, as DJL's parameter server hands it over) into {@code into}, then
+     * sets {@code array}'s own gradient to zero: engines such as PyTorch add each backward pass to the gradient
+     * there, and DJL's own optimizers clear it in their update, so one that replaces them must too.
+     */
+    void takeGradient(NDArray array, NDArray gradient, float[] into) {
+        view(gradient).get(0, into);
+        try (NDArray own = array.getGradient()) {
+            zero(own);
+        }
+    }
+
+    private void zero(NDArray gradient) {
+        if (gradientShared == null) {
+            gradientShared = shared(gradient);
+        }
+        if (gradientShared) {
             FloatBuffer view = view(gradient);
-            view.get(0, into);
-            if (gradientShared) {
-                for (int i = 0; i < into.length; i++) {
-                    view.put(i, 0f);
-                }
-            } else {
-                gradient.set(new float[into.length]);
+            for (int i = 0, n = view.capacity(); i < n; i++) {
+                view.put(i, 0f);
             }
+        } else {
+            gradient.set(new float[Math.toIntExact(gradient.size())]);
         }
     }
 

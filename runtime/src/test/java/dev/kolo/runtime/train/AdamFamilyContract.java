@@ -1,5 +1,6 @@
 package dev.kolo.runtime.train;
 
+import dev.kolo.testing.DoubleAdam;
 import java.util.function.DoubleFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

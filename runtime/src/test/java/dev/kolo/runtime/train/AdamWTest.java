@@ -2,6 +2,7 @@ package dev.kolo.runtime.train;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kolo.testing.DoubleAdam;
 import org.junit.jupiter.api.Test;
 
 class AdamWTest extends AdamFamilyContract {

@@ -3,6 +3,7 @@ package dev.kolo.runtime.train;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.kolo.testing.DoubleAdam;
 import org.junit.jupiter.api.Test;
 
 class LambTest extends AdamFamilyContract {

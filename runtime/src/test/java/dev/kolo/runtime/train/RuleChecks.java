@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kolo.testing.DoubleAdam;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -1,23 +1,24 @@
-package dev.kolo.runtime.train;
+package dev.kolo.testing;
 
 /**
  * Adam, AdamW and LAMB for one parameter in double precision, written straight from the papers' formulas
- * (moments, bias correction, then the rule's own update), to check the float implementations against.
+ * (moments, bias correction, then the rule's own update), to check the float implementations against (the runtime's rules and the DJL integration's optimizers).
  */
-final class DoubleAdam {
-    enum Kind { ADAM, ADAMW, LAMB }
+public final class DoubleAdam {
+    /** Which rule. */
+    public enum Kind { ADAM, ADAMW, LAMB }
 
-    final Kind kind;
-    final double beta1;
-    final double beta2;
-    final double epsilon;
-    final double weightDecay;
-    final double[] w;
-    final double[] m;
-    final double[] v;
-    long t;
+    public final Kind kind;
+    public final double beta1;
+    public final double beta2;
+    public final double epsilon;
+    public final double weightDecay;
+    public final double[] w;
+    public final double[] m;
+    public final double[] v;
+    public long t;
 
-    DoubleAdam(Kind kind, double beta1, double beta2, double epsilon, double weightDecay, float[] initial) {
+    public DoubleAdam(Kind kind, double beta1, double beta2, double epsilon, double weightDecay, float[] initial) {
         this.kind = kind;
         this.beta1 = beta1;
         this.beta2 = beta2;
@@ -31,7 +32,8 @@ final class DoubleAdam {
         this.v = new double[w.length];
     }
 
-    void step(float[] gradient, double lr) {
+    /** One step of the rule with this gradient and learning rate. */
+    public void step(float[] gradient, double lr) {
         t++;
         double[] u = new double[w.length];
         for (int i = 0; i < w.length; i++) {
