@@ -3,6 +3,7 @@ package dev.kolo.samples.mnist;
 import dev.kolo.elastic.Elastic;
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.elastic.MembershipChangedException;
+import dev.kolo.elastic.data.ElasticSampler;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.ReduceOp;
@@ -11,6 +12,7 @@ import dev.kolo.runtime.train.DistributedOptimizer;
 import dev.kolo.runtime.train.LearningRateSchedule;
 import dev.kolo.runtime.train.UpdateRule;
 import java.io.PrintStream;
+import java.util.Iterator;
 import java.util.Locale;
 
 /**
@@ -20,16 +22,17 @@ import java.util.Locale;
  * <ol>
  *   <li>every rank builds the same model; {@link Elastic#run} starts every rank from the same bytes (rank 0's,
  *       or the newest checkpoint's);</li>
- *   <li>each step every rank trains on its own batches of a permutation all ranks share;</li>
+ *   <li>each step every rank trains on its own share of a permutation all ranks share ({@link ElasticSampler});</li>
  *   <li>the backward pass hands each layer's gradient to the {@link DistributedOptimizer} as soon as it is
  *       complete, which averages it over the ranks while the earlier layers are differentiated;</li>
  *   <li>the learning rate is scaled with the global batch and warmed up ({@link LearningRateSchedule});</li>
  *   <li>after each epoch the ranks evaluate their shares of the test set and sum the counts.</li>
  * </ol>
  *
- * <p>Elastic: the loop runs under {@link Elastic#run} with its position in a {@link TrainingState}, committed
- * every {@code --commit-every} steps. Everything that depends on the number of workers comes from
- * {@link #plan(int)} (shards, steps per epoch, the scaled rate), made again each time the loop is entered:
+ * <p>Elastic: the loop runs under {@link Elastic#run} with its position (the sampler's, and the step) in a
+ * {@link TrainingState}, committed every {@code --commit-every} steps. Everything that depends on the number of
+ * workers comes from {@link #plan(int)} (steps per epoch, the scaled rate) and the sampler, asked again each time
+ * the loop is entered:
  * after a lost worker (the survivors roll back to the last commit) or a membership change at a commit (no
  * rollback), the loop continues from the committed step with the new size. In a fixed job a lost worker
  * stops every rank instead, and a restart resumes from the newest checkpoint.
@@ -46,16 +49,19 @@ final class Trainer {
     private final PrintStream out;
     private final SampleModel model;
     private final UpdateRule rule;
-    /** Seed of the shuffles: the state's (a resumed run keeps the data order it started with). */
-    private long seed;
+    /**
+     * Each rank's share of every epoch: one step takes {@code batch x passes} examples per rank (the passes' batches
+     * one after the other), the tail that cannot fill a step sits the epoch out.
+     */
+    private final ElasticSampler sampler;
     private boolean entered;
     private final TrainingMetrics metrics;
 
     /** Largest evaluation batch of a model that takes more than the training batch (the CNN). */
     static final int EVAL_BATCH = 256;
 
-    /** Shards, examples per step, steps per epoch and learning rate for a given number of workers. */
-    record Plan(ShardSampler sampler, long globalBatch, long stepsPerEpoch, LearningRateSchedule schedule) {
+    /** Examples per step, steps per epoch and learning rate for a given number of workers. */
+    record Plan(long globalBatch, long stepsPerEpoch, LearningRateSchedule schedule) {
     }
 
     Trainer(Kolo kolo, FashionMnist data, TrainSettings settings, PrintStream out) {
@@ -68,7 +74,8 @@ final class Trainer {
                 ? new DjlModel(kolo, s.model(), Math.max(s.batchSize(), EVAL_BATCH), s.seed(), s.intraOpThreads())
                 : new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
         this.rule = s.updateRule();
-        this.seed = s.seed();
+        this.sampler = ElasticSampler.builder(kolo).batchSize(s.batchSize() * s.backwardPassesPerStep())
+                .seed(s.seed()).dropLast(true).build();
         this.metrics = TrainingMetrics.of(kolo.meterRegistry());
     }
 
@@ -80,15 +87,18 @@ final class Trainer {
         return rule;
     }
 
+    ElasticSampler sampler() {
+        return sampler;
+    }
+
     /** @return the plan for {@code size} workers, for this worker's current rank */
     Plan plan(int size) {
-        ShardSampler sampler = new ShardSampler(train.count(), kolo.rank(), size, seed);
         long globalBatch = (long) s.batchSize() * s.backwardPassesPerStep() * size;
         long stepsPerEpoch = train.count() / globalBatch;
         if (stepsPerEpoch < 1) {
             throw new IllegalArgumentException(train.count() + " training examples over " + size + " ranks leave "
-                    + sampler.shardSize() + " per rank, fewer than one step of " + s.batchSize() * s.backwardPassesPerStep()
-                    + " (--batch-size x --backward-passes-per-step)");
+                    + train.count() / size + " per rank, fewer than one step of " + s.batchSize()
+                    * s.backwardPassesPerStep() + " (--batch-size x --backward-passes-per-step)");
         }
         LearningRateSchedule schedule = LearningRateSchedule.builder(s.lr())
                 .scaling(s.lrScaling(), (double) size * s.backwardPassesPerStep())
@@ -96,7 +106,7 @@ final class Trainer {
                 .stepsPerEpoch(stepsPerEpoch)
                 .cosineDecay(s.cosineDecay() ? s.epochs() : 0)
                 .build();
-        return new Plan(sampler, globalBatch, stepsPerEpoch, schedule);
+        return new Plan(globalBatch, stepsPerEpoch, schedule);
     }
 
     /**
@@ -126,9 +136,8 @@ final class Trainer {
         int batch = s.batchSize();
         int passes = s.backwardPassesPerStep();
         long step = st.longValue(TrainingState.STEP);
-        long epoch = st.longValue(TrainingState.EPOCH);
-        long position = st.longValue(TrainingState.POSITION);
-        seed = st.longValue(TrainingState.SEED);
+        long epoch = sampler.epoch();
+        long position = sampler.samplesTaken();
         Plan plan = plan(size);
         DistributedOptimizer optimizer = DistributedOptimizer.builder(kolo, model.parameters()).updateRule(rule)
                 .compression(s.compression()).reduceOp(s.reduceOp()).backwardPassesPerStep(passes)
@@ -137,7 +146,7 @@ final class Trainer {
             if (!entered) {
                 out.printf(Locale.ROOT, "train: %d examples, %d per rank; batch %d x %d ranks x %d passes = %d global; "
                                 + "%d steps/epoch; %s; compression %s; gradients %s; model %s; commit every %d steps%s%n",
-                        train.count(), plan.sampler().shardSize(), batch, size, passes, plan.globalBatch(),
+                        train.count(), train.count() / size, batch, size, passes, plan.globalBatch(),
                         plan.stepsPerEpoch(), plan.schedule(), s.compression().name().toLowerCase(Locale.ROOT),
                         s.reduceOp().name().toLowerCase(Locale.ROOT),
                         model.describe(), s.commitEvery(),
@@ -156,8 +165,7 @@ final class Trainer {
         int count = train.count();
         float[] x = new float[model.maxBatch() * train.pixels()];
         int[] y = new int[model.maxBatch()];
-        ShardSampler sampler = plan.sampler();
-        sampler.shuffle(epoch);
+        Iterator<int[]> batches = sampler.batches(count);
         double firstLoss = Double.NaN;
         double lastLoss = Double.NaN;
         double accuracy = Double.NaN;
@@ -167,7 +175,7 @@ final class Trainer {
         long started = System.nanoTime();
         long intervalStart = started;
         while (epoch < s.epochs()) {
-            boolean epochOver = count - position < plan.globalBatch();
+            boolean epochOver = !batches.hasNext();
             boolean stepsOver = s.maxSteps() > 0 && step >= s.maxSteps();
             if (epochOver || stepsOver) {
                 if (epochOver || position > 0) {
@@ -183,21 +191,20 @@ final class Trainer {
                 if (!epochOver) {
                     break;
                 }
-                epoch++;
+                epoch = sampler.epoch(); // the last step of the epoch moved the sampler to the next one
                 position = 0;
-                st.set(TrainingState.EPOCH, epoch);
-                st.set(TrainingState.POSITION, 0L);
                 if (stepsOver) {
                     break;
                 }
-                sampler.shuffle(epoch);
+                batches = sampler.batches(count);
                 intervalStart = System.nanoTime();
                 continue;
             }
             // The rate follows the epoch, not the step count, so it stays continuous when the size changes.
             double lr = plan.schedule().rateAtEpoch(epoch + (double) position / count);
+            int[] share = batches.next(); // this rank's examples of the step, the passes' batches in turn
             for (int pass = 0; pass < passes; pass++) {
-                train.fill(sampler.order(), sampler.batchStart(position, pass, batch), batch, x, y);
+                train.fill(share, pass * batch, batch, x, y);
                 intervalLoss += model.forward(x, y, batch);
                 intervalPasses++;
                 model.backward(optimizer::gradientReady);
@@ -216,9 +223,9 @@ final class Trainer {
                 }
             }
             position += plan.globalBatch();
+            sampler.stepped();
             step++;
             st.set(TrainingState.STEP, step);
-            st.set(TrainingState.POSITION, position);
             kolo.reportStep(step, (long) batch * passes); // the status page's step rate, images/s and step times
             intervalSteps++;
             if (step % s.logEvery() == 0 || count - position < plan.globalBatch()) {

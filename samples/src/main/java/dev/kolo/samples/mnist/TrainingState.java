@@ -1,17 +1,17 @@
 package dev.kolo.samples.mnist;
 
 import dev.kolo.elastic.ElasticState;
+import dev.kolo.elastic.data.ElasticSampler;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.train.UpdateRule;
 
 /**
  * Everything a training run must keep to continue elsewhere, registered in an {@link ElasticState}: the
  * model's parameters (live arrays), its buffers (BatchNorm's running statistics), the update rule's state ({@code <parameter>.velocity} for
- * SGD; {@code .m}, {@code .v}, {@code .step} for the Adam family) and the loop position
- * as values: {@value #STEP} (optimizer steps done, over the whole run), {@value #EPOCH} (0-based),
- * {@value #POSITION} (examples of this epoch's permutation used, see {@link ShardSampler}) and
- * {@value #SEED} (of the shuffles). None of it depends on the number of workers, so a job may resume or
- * continue with another size.
+ * SGD; {@code .m}, {@code .v}, {@code .step} for the Adam family), the sampler's position ({@code sampler.position}:
+ * the epoch, the examples of it used, the seed of its shuffles; see {@link ElasticSampler}) and the value
+ * {@value #STEP} (optimizer steps done, over the whole run). None of it depends on the number of workers, so a job
+ * may resume or continue with another size.
  *
  * <p>The state is committed every {@code --commit-every} steps; every
  * {@link TrainSettings#checkpointEveryCommits()}-th commit rank 0 writes to the checkpoint directory
@@ -20,13 +20,10 @@ import dev.kolo.runtime.train.UpdateRule;
  */
 final class TrainingState implements AutoCloseable {
     static final String STEP = "step";
-    static final String EPOCH = "epoch";
-    static final String POSITION = "position";
-    static final String SEED = "seed";
 
     private final ElasticState state;
 
-    TrainingState(Kolo kolo, SampleModel model, UpdateRule rule, TrainSettings s) {
+    TrainingState(Kolo kolo, SampleModel model, UpdateRule rule, ElasticSampler sampler, TrainSettings s) {
         ElasticState.Builder b = ElasticState.builder(kolo).checkpointEvery(s.checkpointEveryCommits())
                 // The worker's own shutdown hook asks to leave and decides the exit status (see WorkerCommand).
                 .leaveOnSigterm(false, TrainingJob.LEAVE_TIMEOUT);
@@ -36,7 +33,8 @@ final class TrainingState implements AutoCloseable {
         state = b.build();
         state.parameters(model.parameters()).updateRule(rule, model.parameters());
         model.register(state);
-        state.value(STEP, 0L).value(EPOCH, 0L).value(POSITION, 0L).value(SEED, s.seed());
+        sampler.register(state);
+        state.value(STEP, 0L);
     }
 
     ElasticState elastic() {

@@ -57,7 +57,7 @@ class DashboardMetricsTest {
              PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)) {
             Trainer trainer = new Trainer(kolo, data, settings, out);
             TrainResult r;
-            try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), settings)) {
+            try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), trainer.sampler(), settings)) {
                 r = trainer.run(state);
             }
             assertTrue(r.steps() > 0, r.toString());

@@ -99,7 +99,7 @@ class DataParallelTrainingTest {
             for (Kolo k : job) {
                 runs.add(() -> {
                     Trainer t = new Trainer(k, data, s, out);
-                    try (TrainingState state = new TrainingState(k, t.model(), t.rule(), s)) {
+                    try (TrainingState state = new TrainingState(k, t.model(), t.rule(), t.sampler(), s)) {
                         return t.run(state);
                     }
                 });

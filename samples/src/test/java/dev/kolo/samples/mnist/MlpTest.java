@@ -65,32 +65,4 @@ class MlpTest {
         assertEquals(2, model.correct());
         assertTrue(loss > 0 && loss < Math.log(2), "confident and right: loss below chance " + loss);
     }
-
-    @Test
-    void shardsAreDisjointCoverTheSetAndReshuffleEachEpoch() {
-        int count = 103;
-        int size = 4;
-        ShardSampler[] ranks = new ShardSampler[size];
-        for (int r = 0; r < size; r++) {
-            ranks[r] = new ShardSampler(count, r, size, 7);
-            ranks[r].shuffle(0);
-        }
-        java.util.Set<Integer> seen = new java.util.HashSet<>();
-        for (ShardSampler s : ranks) {
-            assertEquals(25, s.shardSize());
-            int batch = 5;
-            for (int step = 0; step < s.shardSize() / batch; step++) {
-                int from = s.batchStart((long) step * size * batch, 0, batch);
-                for (int i = from; i < from + batch; i++) {
-                    assertTrue(seen.add(s.order()[i]), "example seen twice in one epoch");
-                }
-            }
-            assertEquals(java.util.Arrays.toString(ranks[0].order()), java.util.Arrays.toString(s.order()),
-                    "every rank computes the same permutation");
-        }
-        assertEquals(100, seen.size());
-        int[] first = ranks[0].order().clone();
-        ranks[0].shuffle(1);
-        assertTrue(!java.util.Arrays.equals(first, ranks[0].order()), "a new epoch, a new order");
-    }
 }

@@ -36,8 +36,17 @@ public final class PlainDjlCnn {
         System.setProperty(DjlModel.INTEROP_THREADS_PROPERTY, "1");
         System.setProperty("ai.djl.offline", "true");
         ImageSet train = FashionMnist.load(FashionMnist.DEBIAN_DIR).train();
-        ShardSampler sampler = new ShardSampler(train.count(), 0, 1, 42);
-        sampler.shuffle(0);
+        int[] order = new int[train.count()];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        java.util.Random random = new java.util.Random(42);
+        for (int i = order.length - 1; i > 0; i--) {
+            int j = random.nextInt(i + 1);
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
         float[] x = new float[batch * train.pixels()];
         int[] y = new int[batch];
         float[] labels = new float[batch];
@@ -53,7 +62,7 @@ public final class PlainDjlCnn {
                     if (step == warmup) {
                         start = System.nanoTime();
                     }
-                    train.fill(sampler.order(), (int) ((long) step * batch % (train.count() - batch)), batch, x, y);
+                    train.fill(order, (int) ((long) step * batch % (train.count() - batch)), batch, x, y);
                     for (int i = 0; i < batch; i++) {
                         labels[i] = y[i];
                     }
