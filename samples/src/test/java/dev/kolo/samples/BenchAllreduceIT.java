@@ -3,10 +3,12 @@ package dev.kolo.samples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.samples.chaos.NetnsLab;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,6 +33,19 @@ class BenchAllreduceIT {
                 assertTrue(Double.parseDouble(m.group(2)) > 0, l);
                 return Long.parseLong(m.group(1));
             }).toList(), bench.transcript());
+        }
+    }
+
+    /** {@code --hosts 2}: the workers the bench starts in network namespaces get Kolo's JVM options too. */
+    @Test
+    void overTwoHostsNoWorkerWarnsAboutAccess() throws Exception {
+        String why = NetnsLab.unavailable();
+        Assumptions.assumeTrue(why == null, "bench over hosts skipped: " + why);
+        try (WorkerProcess bench = WorkerProcess.start("bench", "allreduce", "-np", "2", "--hosts", "2",
+                "--max-bytes", "64", "--no-fused-step", "--budget", "0.2", "--warmup", "1", "--json")) {
+            assertEquals(0, bench.exitCode(150), bench.transcript());
+            assertEquals(3, bench.lines(l -> l.startsWith("{\"bench\":\"allreduce\"")).size(), bench.transcript());
+            assertEquals(List.of(), OwnProgramLaunchIT.accessWarnings(bench.err), bench.transcript());
         }
     }
 }

@@ -88,6 +88,7 @@ class MultiHostLaunchIT {
         }
     }
 
+    /** A program written with no JVM option gets Kolo's on every host over SSH: nothing warns about access. */
     @Test
     void aProgramOfItsOwnRunsOnEveryHost() throws Exception {
         try (WorkerProcess launch = launch(List.of("-np", "3", "-H", hosts()), OwnProgram.command(classes, "sum"))) {
@@ -98,6 +99,31 @@ class MultiHostLaunchIT {
                                 + "secret_on_command_line=false host=" + lab.address(r)),
                         launch.lines(l -> l.contains("result rank=" + r)), launch.transcript());
             }
+            assertEquals(List.of(), OwnProgramLaunchIT.accessWarnings(launch.out), launch.transcript());
+            assertNothingLeftOnAnyHost();
+        }
+    }
+
+    /**
+     * A script that runs java, on two hosts: each host's wrapper appends Kolo's options to that host's
+     * JDK_JAVA_OPTIONS (the launcher's environment does not cross SSH).
+     */
+    @Test
+    void aScriptOnEveryHostGetsTheOptionsInItsJdkJavaOptions() throws Exception {
+        List<String> script = new ArrayList<>(List.of("sh", "-c", "exec \"$@\"", "sh"));
+        script.addAll(OwnProgram.command(classes, "sum"));
+        String hosts = lab.address(1) + "," + lab.address(2);
+        try (WorkerProcess launch = launch(List.of("-np", "2", "-H", hosts), script)) {
+            assertEquals(0, launch.exitCode(150), launch.transcript());
+            assertEquals(2, launch.lines(l -> l.contains("result rank=") && l.contains("size=2 sum=3")).size(),
+                    launch.transcript());
+            for (int r = 0; r < 2; r++) {
+                String rank = "[" + r + "] ";
+                assertEquals(List.of(rank + "NOTE: Picked up JDK_JAVA_OPTIONS: " + String.join(" ",
+                        dev.kolo.runtime.jvm.JvmOptions.all())), launch.lines(l -> l.startsWith(rank + "NOTE: ")),
+                        launch.transcript());
+            }
+            assertEquals(List.of(), OwnProgramLaunchIT.accessWarnings(launch.out), launch.transcript());
             assertNothingLeftOnAnyHost();
         }
     }

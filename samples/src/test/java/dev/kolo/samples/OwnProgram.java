@@ -94,6 +94,17 @@ final class OwnProgram {
         return classes;
     }
 
+    /**
+     * @param java the {@code java} launcher to run it with
+     * @return the command that runs the program with no JVM option at all: java, the class path, the main class
+     */
+    static List<String> bareCommand(String java, Path classes, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(java, "-cp", classes.toAbsolutePath() + ":"
+                + WorkerProcess.workerJar().toAbsolutePath(), MAIN));
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
     /** @return the command that runs the program: java, its classes and worker.jar as the library */
     static List<String> command(Path classes, String... args) {
         List<String> cmd = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")

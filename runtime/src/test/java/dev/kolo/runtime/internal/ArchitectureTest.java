@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 class ArchitectureTest {
     private static final String INTERNAL = "dev.kolo.runtime.internal";
     /** The packages of the runtime's public API. */
-    private static final String[] API_PACKAGES = {"dev.kolo.runtime", "dev.kolo.runtime.train"};
+    private static final String[] API_PACKAGES = {"dev.kolo.runtime", "dev.kolo.runtime.train", "dev.kolo.runtime.jvm"};
     private static final JavaClasses RUNTIME = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.kolo.runtime");
@@ -97,6 +97,15 @@ class ArchitectureTest {
     void theTrainingApiUsesOnlyThePublicApi() {
         noClasses().that().resideInAPackage("dev.kolo.runtime.train..")
                 .should().dependOnClassesThat().resideInAPackage(INTERNAL + "..")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theJvmOptionsUseNothingElseOfTheRuntime() {
+        // Read by the launcher and the build's tests, which must not pull the runtime's internals with them.
+        noClasses().that().resideInAPackage("dev.kolo.runtime.jvm..")
+                .should().dependOnClassesThat(resideInAPackage("dev.kolo.runtime..")
+                        .and(not(resideInAPackage("dev.kolo.runtime.jvm.."))))
                 .check(RUNTIME);
     }
 

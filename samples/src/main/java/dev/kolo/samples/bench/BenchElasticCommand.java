@@ -7,6 +7,7 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
+import dev.kolo.samples.launch.ChildJvmOptions;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.Launcher;
 import dev.kolo.samples.launch.ParentWatch;
@@ -228,13 +229,10 @@ public final class BenchElasticCommand implements Callable<Integer> {
                 cmd.add(arg);
             }
         }
-        cmd.addAll(List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens",
-                "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
-                "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "--add-exports",
-                "java.base/jdk.internal.ref=ALL-UNNAMED", "-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
+        cmd.addAll(List.of("-Xmx256m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
                 "-cp", System.getProperty("java.class.path"), Launcher.WORKER_MAIN, "bench", "elastic", "--worker",
                 "-np", Integer.toString(np), "--bytes", Long.toString(bytes), "--compute-ms", Long.toString(computeMs)));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        ProcessBuilder pb = new ProcessBuilder(ChildJvmOptions.withOptions(cmd)).redirectErrorStream(true);
         Map<String, String> env = pb.environment();
         env.put("KOLO_JOB", job);
         env.put("KOLO_NP", Integer.toString(np));

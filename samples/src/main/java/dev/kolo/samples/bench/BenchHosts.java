@@ -1,6 +1,7 @@
 package dev.kolo.samples.bench;
 
 import dev.kolo.samples.chaos.NetnsLab;
+import dev.kolo.samples.launch.ChildJvmOptions;
 import dev.kolo.samples.launch.Launcher;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -55,11 +56,13 @@ final class BenchHosts {
             List<Thread> pumps = new ArrayList<>();
             for (int rank = 0; rank < np; rank++) {
                 int h = rank / perHost;
+                List<String> java = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
+                        .toString(), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp",
+                        Launcher.absoluteClassPath(), Launcher.WORKER_MAIN, "bench", bench, "--worker", "-np",
+                        Integer.toString(np)));
+                java.addAll(options);
                 List<String> cmd = new ArrayList<>(lab.exec(h));
-                cmd.addAll(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", Launcher.absoluteClassPath(),
-                        Launcher.WORKER_MAIN, "bench", bench, "--worker", "-np", Integer.toString(np)));
-                cmd.addAll(options);
+                cmd.addAll(ChildJvmOptions.withOptions(java)); // Hazelcast's module access: no warning per worker
                 ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
                 Map<String, String> env = pb.environment();
                 env.put("KOLO_JOB", job);

@@ -2,6 +2,7 @@ package dev.kolo.samples.chaos;
 
 import dev.kolo.samples.cli.WorkerCli;
 import dev.kolo.samples.console.Progress;
+import dev.kolo.samples.launch.ChildJvmOptions;
 import dev.kolo.samples.launch.Launcher;
 import dev.kolo.samples.launch.ParentWatch;
 import java.io.BufferedReader;
@@ -121,21 +122,20 @@ final class ChaosJob implements AutoCloseable {
      * execs the JVM in place: the process handle is the worker's).
      */
     Worker start(List<String> prefix, int rankHint, List<String> extraArgs) throws IOException {
-        List<String> cmd = new ArrayList<>(prefix);
-        cmd.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> java = new ArrayList<>();
+        java.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (!arg.startsWith("-agentlib") && !arg.startsWith("-javaagent") && !arg.startsWith("-Xdebug")
                     && !arg.startsWith("-Xmx")) {
-                cmd.add(arg);
+                java.add(arg);
             }
         }
-        cmd.addAll(List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens",
-                "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.management/sun.management=ALL-UNNAMED",
-                "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED", "--add-exports",
-                "java.base/jdk.internal.ref=ALL-UNNAMED", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        java.addAll(List.of("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", Launcher.absoluteClassPath(), Launcher.WORKER_MAIN));
-        cmd.addAll(trainArgs);
-        cmd.addAll(extraArgs);
+        java.addAll(trainArgs);
+        java.addAll(extraArgs);
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.addAll(ChildJvmOptions.withOptions(java));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().keySet().removeIf(k -> k.startsWith("KOLO_"));
         pb.environment().putAll(env);

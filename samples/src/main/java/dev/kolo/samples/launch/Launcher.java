@@ -1,6 +1,7 @@
 package dev.kolo.samples.launch;
 
 import dev.kolo.runtime.Settings;
+import dev.kolo.runtime.jvm.JvmOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -22,7 +23,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Starts and supervises the worker processes of one job: on this machine, or on other hosts over SSH. Each
  * worker runs a command (by default the sample worker: this same program, with the same java, class path and
- * JVM flags) under {@link WorkerWrapper}, with the environment that makes {@code Kolo.init()} join this job:
+ * JVM flags), given Kolo's JVM options ({@link ChildJvmOptions}: the program needs none of its own), under
+ * {@link WorkerWrapper}, with the environment that makes {@code Kolo.init()} join this job:
  * job name and size, elastic bounds, a rank hint, discovery (local here; {@code members} across hosts) and its
  * ports; the job's secret reaches it on standard input. The first failure of a fixed job, Ctrl-C or SIGTERM
  * stops every worker on every host; an elastic job goes on without a failed worker.
@@ -52,6 +54,8 @@ public final class Launcher {
     private final int minNp;
     private final int maxNp;
     private final List<String> command;
+    /** Kolo's JVM options for a command that is not {@code java} itself, through {@code JDK_JAVA_OPTIONS}. */
+    private final List<String> jdkJavaOptions;
     private final List<HostSlots.Placement> placements;
     private final List<String> ssh;
     private final long graceMillis;
@@ -77,7 +81,11 @@ public final class Launcher {
         this.np = b.np;
         this.minNp = b.minNp;
         this.maxNp = b.maxNp;
-        this.command = b.command != null ? List.copyOf(b.command) : sampleWorker(b.workerArgs, b.jvmFlags);
+        List<String> cmd = b.command != null ? b.command : sampleWorker(b.workerArgs, b.jvmFlags);
+        // A user's program needs no JVM flags of its own: java gets Kolo's options it lacks, a script through the
+        // variable every java launcher reads.
+        this.command = ChildJvmOptions.withOptions(cmd);
+        this.jdkJavaOptions = ChildJvmOptions.runsJava(cmd) ? List.of() : JvmOptions.all();
         this.placements = HostSlots.place(b.hosts, b.np);
         // ssh takes the first value given for an option: the user's come first, so they override the defaults.
         List<String> sshCommand = new ArrayList<>(List.of("ssh"));
@@ -292,9 +300,9 @@ public final class Launcher {
 
     private Worker start(HostSlots.Placement place) {
         Map<String, String> env = workerEnvironment(place);
-        List<String> cmd = place.host() == null ? WorkerWrapper.local(command, graceMillis)
+        List<String> cmd = place.host() == null ? WorkerWrapper.local(command, jdkJavaOptions, graceMillis)
                 : WorkerWrapper.remote(ssh, place.host(), Paths.get("").toAbsolutePath().toString(), env, command,
-                        graceMillis);
+                        jdkJavaOptions, graceMillis);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         if (place.host() == null) {
             pb.environment().putAll(env);
@@ -413,7 +421,10 @@ public final class Launcher {
         return String.join(java.io.File.pathSeparator, entries);
     }
 
-    /** The launcher's own JVM flags (heap size, --add-opens, -D settings) apply to every worker. */
+    /**
+     * The launcher's own JVM flags (heap size, -D settings) apply to every worker; Kolo's JVM options, which the
+     * worker jar's manifest gives the launcher, are added to the command as to any other.
+     */
     private static List<String> jvmFlags() {
         List<String> flags = new ArrayList<>();
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
@@ -421,17 +432,6 @@ public final class Launcher {
                     && !isSecretFlag(arg)) {
                 flags.add(arg);
             }
-        }
-        // From the jar manifest (Add-Opens) when run with -jar: make them explicit for -cp.
-        flags.addAll(List.of("--add-opens", "java.base/java.lang=ALL-UNNAMED",
-                "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-                "--add-opens", "java.management/sun.management=ALL-UNNAMED",
-                "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
-                "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED"));
-        if (Runtime.version().feature() >= 24) {
-            // Hazelcast still uses sun.misc.Unsafe; JDK 24+ warns about it unless allowed (JDK 17 lacks the flag).
-            flags.add("--sun-misc-unsafe-memory-access=allow");
-            flags.add("--enable-native-access=ALL-UNNAMED");
         }
         return flags;
     }

@@ -10,7 +10,9 @@ import java.util.Map;
  * no file), starts a watcher of the rest of that input, and then becomes the worker ({@code exec}: the process
  * the launcher reports and signals is the worker itself). When the input closes (the launcher stops the job,
  * exits, is killed, or its SSH connection is lost), the watcher sends the worker SIGTERM, and SIGKILL after the
- * grace period: no worker outlives its launch.
+ * grace period: no worker outlives its launch. A worker whose command is not {@code java} itself gets Kolo's JVM
+ * options appended to {@code JDK_JAVA_OPTIONS} here, on its own host, so that what that host's environment holds
+ * stays ({@link ChildJvmOptions}).
  */
 final class WorkerWrapper {
     /** The name the wrapper runs under ({@code $0}), seen in {@code ps}. */
@@ -28,6 +30,7 @@ final class WorkerWrapper {
             trap '' INT
             IFS= read -r KOLO_JOB_SECRET || { echo "kolo launch: no secret line on standard input" >&2; exit 125; }
             if [ -n "$KOLO_JOB_SECRET" ]; then export KOLO_JOB_SECRET; else unset KOLO_JOB_SECRET; fi
+            %s
             %s
             worker=$$
             started=$(started "$worker")
@@ -48,9 +51,12 @@ final class WorkerWrapper {
     private WorkerWrapper() {
     }
 
-    /** @return the command that runs {@code command} under the wrapper on this machine */
-    static List<String> local(List<String> command, long graceMillis) {
-        List<String> out = new ArrayList<>(List.of("sh", "-c", script(graceMillis), NAME));
+    /**
+     * @param jdkJavaOptions options appended to {@code JDK_JAVA_OPTIONS} for the worker (none: the variable as it is)
+     * @return the command that runs {@code command} under the wrapper on this machine
+     */
+    static List<String> local(List<String> command, List<String> jdkJavaOptions, long graceMillis) {
+        List<String> out = new ArrayList<>(List.of("sh", "-c", script(jdkJavaOptions, graceMillis), NAME));
         out.addAll(command);
         return out;
     }
@@ -59,13 +65,14 @@ final class WorkerWrapper {
      * @param ssh the SSH client's command up to the host (options included)
      * @param directory the launcher's working directory, entered on the host where it exists
      * @param environment variables set for the worker (never the secret: that comes on standard input)
+     * @param jdkJavaOptions options appended to {@code JDK_JAVA_OPTIONS} on the host (none: the variable as it is)
      * @return the command that runs {@code command} under the wrapper on {@code host} over SSH
      */
     static List<String> remote(List<String> ssh, String host, String directory, Map<String, String> environment,
-                               List<String> command, long graceMillis) {
+                               List<String> command, List<String> jdkJavaOptions, long graceMillis) {
         StringBuilder remote = new StringBuilder("cd ").append(quote(directory)).append(" 2>/dev/null; exec env");
         environment.forEach((k, v) -> remote.append(' ').append(quote(k + "=" + v)));
-        remote.append(" sh -c ").append(quote(script(graceMillis))).append(' ').append(NAME);
+        remote.append(" sh -c ").append(quote(script(jdkJavaOptions, graceMillis))).append(' ').append(NAME);
         command.forEach(c -> remote.append(' ').append(quote(c)));
         List<String> out = new ArrayList<>(ssh);
         out.add(host);
@@ -73,8 +80,9 @@ final class WorkerWrapper {
         return out;
     }
 
-    static String script(long graceMillis) {
-        return String.format(java.util.Locale.ROOT, SCRIPT, STARTED, Math.max(1, (graceMillis + 999) / 1000));
+    static String script(List<String> jdkJavaOptions, long graceMillis) {
+        return String.format(java.util.Locale.ROOT, SCRIPT, ChildJvmOptions.appendToJdkJavaOptions(jdkJavaOptions),
+                STARTED, Math.max(1, (graceMillis + 999) / 1000));
     }
 
     /** @return {@code s} as one word for a POSIX shell */

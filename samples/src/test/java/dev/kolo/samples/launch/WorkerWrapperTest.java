@@ -25,7 +25,7 @@ class WorkerWrapperTest {
                         + "\"$KOLO_JOB_SECRET\"", "printer"));
         printArgs.addAll(AWKWARD);
         List<String> cmd = WorkerWrapper.remote(List.of("fake-ssh"), "host", "/nonexistent dir", Map.of("KOLO_X",
-                "v a'l"), printArgs, 1000);
+                "v a'l"), printArgs, List.of(), 1000);
         assertEquals(List.of("fake-ssh", "host"), cmd.subList(0, 2));
         assertFalse(cmd.get(2).contains("s3cret"), "no secret on the command line");
         Process p = new ProcessBuilder("sh", "-c", cmd.get(2)).redirectErrorStream(true).start();
@@ -41,9 +41,43 @@ class WorkerWrapperTest {
         assertEquals(0, p.exitValue());
     }
 
+    /**
+     * A worker that is not java itself gets Kolo's options appended to the JDK_JAVA_OPTIONS of the host it runs on
+     * (here the environment of the shell standing in for the SSH server): what was there stays first, and an
+     * option already there is not given twice.
+     */
+    @Test
+    void kolosOptionsAreAppendedToTheHostsJdkJavaOptions() throws Exception {
+        List<String> options = List.of("--add-opens=java.base/java.lang=ALL-UNNAMED", "-Dx.y=a");
+        List<String> printer = List.of("sh", "-c", "printf '%s' \"$JDK_JAVA_OPTIONS\"");
+        String kept = "-Dkept=1 --add-opens=java.base/java.lang=ALL-UNNAMED";
+        assertEquals(kept + " -Dx.y=a", run(WorkerWrapper.remote(List.of("fake-ssh"), "host", "/", Map.of(),
+                printer, options, 1000).get(2), kept));
+        assertEquals(String.join(" ", options), run(WorkerWrapper.remote(List.of("fake-ssh"), "host", "/", Map.of(),
+                printer, options, 1000).get(2), null));
+        assertEquals("", run(WorkerWrapper.remote(List.of("fake-ssh"), "host", "/", Map.of(), printer, List.of(),
+                1000).get(2), null), "no options: the variable is left alone");
+    }
+
+    /** Runs a remote command line in {@code sh -c} with {@code JDK_JAVA_OPTIONS} as given (null: unset). */
+    private static String run(String remote, String jdkJavaOptions) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", remote).redirectErrorStream(true);
+        pb.environment().remove("JDK_JAVA_OPTIONS");
+        if (jdkJavaOptions != null) {
+            pb.environment().put("JDK_JAVA_OPTIONS", jdkJavaOptions);
+        }
+        Process p = pb.start();
+        p.getOutputStream().write("\n".getBytes(StandardCharsets.UTF_8));
+        p.getOutputStream().flush();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(10, TimeUnit.SECONDS), "the wrapper ends with its worker");
+        p.getOutputStream().close();
+        return out;
+    }
+
     @Test
     void theWorkerIsStoppedWhenItsInputCloses() throws Exception {
-        Process p = new ProcessBuilder(WorkerWrapper.local(List.of("sleep", "600"), 1000)).start();
+        Process p = new ProcessBuilder(WorkerWrapper.local(List.of("sleep", "600"), List.of(), 1000)).start();
         p.getOutputStream().write("\n".getBytes(StandardCharsets.UTF_8));
         p.getOutputStream().flush();
         Thread.sleep(300);
@@ -58,7 +92,7 @@ class WorkerWrapperTest {
     void aWorkerIgnoringTermIsKilledAfterTheGrace() throws Exception {
         // The worker says it is ready once its TERM trap is set, so the test closes its input only then.
         Process p = new ProcessBuilder(WorkerWrapper.local(List.of("sh", "-c",
-                "trap '' TERM; echo ready; while :; do sleep 1; done"), 1000)).start();
+                "trap '' TERM; echo ready; while :; do sleep 1; done"), List.of(), 1000)).start();
         p.getOutputStream().write("\n".getBytes(StandardCharsets.UTF_8));
         p.getOutputStream().flush();
         assertEquals("ready", new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),

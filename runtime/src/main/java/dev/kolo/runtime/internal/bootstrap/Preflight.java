@@ -3,12 +3,18 @@ package dev.kolo.runtime.internal.bootstrap;
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloConfigurationException;
+import dev.kolo.runtime.internal.cluster.ShutdownQuietLogging;
+import dev.kolo.runtime.jvm.JvmOptions;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The checks a worker passes before it binds or joins anything: a worker that fails one never enters the job. */
 public final class Preflight {
     private static final Logger LOG = LoggerFactory.getLogger(WorkerBootstrap.LOGGER);
+    /** The JVM's options are said once per process: every later worker of the process would only repeat it. */
+    private static final AtomicBoolean JVM_OPTIONS_SAID = new AtomicBoolean();
 
     private Preflight() {
     }
@@ -48,5 +54,33 @@ public final class Preflight {
         } catch (IllegalStateException e) {
             throw new KoloConfigurationException(e.getMessage() + "; set KOLO_KERNELS=java or auto to use the Java kernels");
         }
+    }
+
+    /**
+     * A program started by hand ({@code java -cp ... Main}, no launcher, no flags) lacks the module access
+     * Hazelcast asks for. Say once, in one line, what is missing and how to give it, before Hazelcast starts; its
+     * own multi-line warning then goes to DEBUG (see {@link ShutdownQuietLogging}), so that it is said once.
+     * A worker runs without these options, only without Hazelcast's fastest paths: a warning, not an error.
+     */
+    static void checkJvmOptions() {
+        List<String> missing = JvmOptions.missing(com.hazelcast.core.Hazelcast.class.getModule());
+        if (missing.isEmpty()) {
+            return;
+        }
+        ShutdownQuietLogging.accessMissingSaid();
+        if (JVM_OPTIONS_SAID.compareAndSet(false, true)) {
+            LOG.warn(jvmOptionsMessage(missing));
+        }
+    }
+
+    /** The one line that names the missing options and the three ways to give them. */
+    static String jvmOptionsMessage(List<String> missing) {
+        return "this JVM lacks options Kolo asks for: " + String.join(" ", missing) + " (Hazelcast, Kolo's cluster, "
+                + "reaches into JDK packages for its fastest paths; from JDK 24 the JDK warns unless sun.misc.Unsafe "
+                + "and native access are allowed); Kolo runs without them. To give them: start the program through "
+                + "'java -jar worker.jar launch -np N -- java -cp ... Main', which adds them; for 'java -jar app.jar' "
+                + "put 'Add-Opens: " + JvmOptions.manifestAddOpens() + "', 'Add-Exports: "
+                + JvmOptions.manifestAddExports() + "' and 'Enable-Native-Access: " + JvmOptions.TARGET + "' in the "
+                + "jar's manifest; or write the options above on java's command line or in JDK_JAVA_OPTIONS";
     }
 }

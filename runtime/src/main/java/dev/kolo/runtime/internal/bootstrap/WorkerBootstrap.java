@@ -49,6 +49,7 @@ public final class WorkerBootstrap {
      * @throws KoloException as {@code Kolo.init(KoloConfig)}
      */
     public static WiredWorker start(KoloConfig config) {
+        Preflight.checkJvmOptions();
         Preflight.checkSecurity(config);
         Preflight.useKernels(config);
         // Before anything binds or joins: a worker with bad TLS files must not enter the cluster at all.

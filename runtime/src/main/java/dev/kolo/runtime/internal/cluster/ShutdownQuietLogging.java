@@ -19,6 +19,11 @@ import org.slf4j.Logger;
  * only what it says about a member that announced its close (which it then finds gone, or cannot reach) goes
  * to DEBUG, until a new member joins at that address.
  *
+ * <p>Hazelcast's multi-line warning about missing module access goes to DEBUG too, once Kolo has said the same in
+ * one line of its own ({@link #accessMissingSaid()}, before the member starts), naming the fixes for a Kolo
+ * program; Hazelcast's warning stays as it is if Kolo said nothing (its check found nothing missing) or if the
+ * application installed a logger factory of its own.
+ *
  * <p>Hazelcast takes a logger factory only from the system property {@value #PROPERTY}; {@link #install()}
  * sets it unless the application set one itself. Members are told apart by the prefix Hazelcast puts on each
  * message: the member's address and the cluster's name.
@@ -28,6 +33,10 @@ public final class ShutdownQuietLogging extends LoggerFactorySupport {
     private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
     /** Addresses ({@code [host]:port}) of members that announced their close. */
     private static final Set<String> DEPARTING = ConcurrentHashMap.newKeySet();
+    /** How Hazelcast 5.6's warning about missing module access begins (ModularJavaUtils). */
+    static final String ACCESS_WARNING = "Hazelcast is starting in a Java modular environment";
+    /** Whether Kolo has logged what its JVM lacks: then Hazelcast's own warning about it would only repeat it. */
+    private static volatile boolean accessMissingSaid;
 
     /** Makes Hazelcast log through this factory, unless the application configured a factory of its own. */
     static void install() {
@@ -36,6 +45,11 @@ public final class ShutdownQuietLogging extends LoggerFactorySupport {
                 System.setProperty(PROPERTY, ShutdownQuietLogging.class.getName());
             }
         }
+    }
+
+    /** Kolo has logged which JVM options are missing: Hazelcast's warning about them goes to DEBUG. */
+    public static void accessMissingSaid() {
+        accessMissingSaid = true;
     }
 
     /** From now on, what this member logs at WARN or above goes to DEBUG. */
@@ -89,6 +103,9 @@ public final class ShutdownQuietLogging extends LoggerFactorySupport {
             int v = level.intValue();
             if (v >= Level.WARNING.intValue() && (fromClosingMember(message) || aboutDepartingMember(message))) {
                 logger.debug("(closing) " + message, thrown);
+            } else if (v >= Level.WARNING.intValue() && accessMissingSaid && message != null
+                    && message.startsWith(ACCESS_WARNING)) {
+                logger.debug("(said by Kolo) " + message, thrown);
             } else if (v >= Level.SEVERE.intValue()) {
                 logger.error(message, thrown);
             } else if (v >= Level.WARNING.intValue()) {
