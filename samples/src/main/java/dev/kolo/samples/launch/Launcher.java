@@ -221,7 +221,12 @@ public final class Launcher {
      *     worker finished with 0 (the job went on without the others), else the first failure's status
      */
     public int run() {
-        metricsBase(); // before any worker starts: a port that does not exist for the last worker is a config error
+        // Before any worker starts: a port that does not exist for the last worker of a host is a config error.
+        HostPorts.base(Settings.METRICS_PORT, perHost(), "to turn the metrics endpoints off");
+        HostPorts.base(Settings.DATA_PORT, perHost(), "for any free port");
+        if (acrossHosts()) {
+            HostPorts.base(Settings.CLUSTER_PORT, perHost(), null);
+        }
         // A signal is the user's stop: reported as such, with the status it asks for. The hook covers the other
         // ways this JVM can end (System.exit elsewhere, SIGHUP): no worker outlives the launcher.
         Thread stopOnExit = new Thread(this::stopAll, "kolo-launch-stop");
@@ -347,14 +352,18 @@ public final class Launcher {
         // Here, with no port set, each worker takes the default and moves up to a free one, so that two launches
         // on one machine never collide.
         if (place.host() != null || Settings.METRICS_PORT.fromEnvironment().isPresent()) {
-            int metricsBase = metricsBase();
-            env.put(Settings.METRICS_PORT.name(), Integer.toString(metricsBase == 0 ? 0
-                    : metricsBase + place.localIndex()));
+            env.put(Settings.METRICS_PORT.name(), Integer.toString(HostPorts.of(HostPorts.base(Settings.METRICS_PORT,
+                    perHost(), "to turn the metrics endpoints off"), place.localIndex())));
+        }
+        // A data port set for the job (for a firewall between hosts) is the first of a range on every host.
+        if (Settings.DATA_PORT.fromEnvironment().orElse(0) != 0) {
+            env.put(Settings.DATA_PORT.name(), Integer.toString(HostPorts.of(HostPorts.base(Settings.DATA_PORT,
+                    perHost(), "for any free port"), place.localIndex())));
         }
         if (place.host() == null) {
             env.put(ParentWatch.LAUNCHER_PID, Long.toString(ProcessHandle.current().pid()));
         } else {
-            int clusterBase = clusterBase();
+            int clusterBase = HostPorts.base(Settings.CLUSTER_PORT, perHost(), null);
             List<String> members = new ArrayList<>();
             for (HostSlots.Placement p : placements) {
                 members.add(hostPort(p.host(), clusterBase + p.localIndex()));
@@ -372,31 +381,9 @@ public final class Launcher {
         return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
     }
 
-    /**
-     * The first worker's metrics port on each host (the launcher's own {@code KOLO_METRICS_PORT}); worker i of
-     * a host gets this plus i, so every such port must exist.
-     */
-    private int metricsBase() {
-        int base = Settings.METRICS_PORT.fromEnvironment().orElse(Settings.METRICS_PORT.defaultValue());
-        int perHost = placements.stream().mapToInt(p -> p.localIndex() + 1).max().orElse(1);
-        if (base != 0 && base + perHost - 1 > 65535) {
-            throw new IllegalArgumentException("KOLO_METRICS_PORT " + base + " leaves no port for worker "
-                    + (perHost - 1) + (acrossHosts() ? " of a host (launch gives a host's worker i the port " + base
-                            + " + i)" : " of " + np + " (launch gives worker r the port " + base + " + r)")
-                    + ": use at most " + (65536 - perHost) + ", or 0 to turn the metrics endpoints off");
-        }
-        return base;
-    }
-
-    /** The first worker's cluster port on each host across hosts; worker i of a host gets this plus i. */
-    private int clusterBase() {
-        int base = Settings.CLUSTER_PORT.fromEnvironment().orElse(Settings.CLUSTER_PORT.defaultValue());
-        int perHost = placements.stream().mapToInt(p -> p.localIndex() + 1).max().orElse(1);
-        if (base + perHost - 1 > 65535) {
-            throw new IllegalArgumentException("KOLO_CLUSTER_PORT " + base + " leaves no port for worker "
-                    + (perHost - 1) + " of a host: use at most " + (65536 - perHost));
-        }
-        return base;
+    /** @return the most workers any host runs: the length of each host's range of ports */
+    private int perHost() {
+        return placements.stream().mapToInt(p -> p.localIndex() + 1).max().orElse(1);
     }
 
     /** The sample worker: this program, run again with the same java, class path and JVM flags. */
