@@ -8,7 +8,7 @@ import java.util.List;
  * {@code META-INF/services/dev.kolo.runtime.ModuleSettings}, so that {@link Settings#all()} finds it with
  * {@link java.util.ServiceLoader} whenever the module is on the class path. Its settings are its
  * {@code public static final} {@link Setting} fields, in the order they are declared: declaring a field is all
- * it takes to add a setting to the environment reader, the worker's flags, {@code --help} and the README's table.
+ * it takes to add a setting to the environment reader, the worker's flags, {@code --help} and the settings table of docs/configuration.md.
  *
  * <p>The class needs a public no-argument constructor for {@link java.util.ServiceLoader}; nothing else creates
  * one.

@@ -11,7 +11,7 @@ import java.util.function.Predicate;
  * class ({@link Settings} for the runtime, a {@link ModuleSettings} for each module above it): its environment
  * variable, system property and command-line flag, its default, what values it accepts and one line saying what
  * it does. The builder of {@link KoloConfig}, the environment reader, the worker's flags, its {@code --help} and
- * the README's settings table all come from these declarations, gathered by {@link Settings#all()}.
+ * the settings table of docs/configuration.md all come from these declarations, gathered by {@link Settings#all()}.
  *
  * <p>Every value is checked where it enters: text from the environment, a property or a flag by
  * {@link #parse(String, String)}, a typed value given to a builder by {@link #check(Object)}. A rejected value

@@ -240,7 +240,7 @@ public final class Settings {
     }
 
     /**
-     * @return every setting of {@link #all()} as the README's Markdown table: variable, flag, default, accepted
+     * @return every setting of {@link #all()} as the Markdown table of docs/configuration.md: variable, flag, default, accepted
      *         values, meaning
      */
     public static String markdownTable() {

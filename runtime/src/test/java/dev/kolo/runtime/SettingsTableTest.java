@@ -3,7 +3,7 @@ package dev.kolo.runtime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kolo.testing.ReadmeSettings;
+import dev.kolo.testing.DocumentedSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,19 +15,19 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README documents the registry's settings, as {@code worker.jar settings} prints them. The runtime sees only
- * its own settings (the other modules are not on its class path): they open the README's table, and the other
+ * The configuration page documents the registry's settings, as {@code worker.jar settings} prints them. The runtime sees only
+ * its own settings (the other modules are not on its class path): they open its table, and the other
  * modules' follow (the samples' SettingsReadmeTest compares the whole table).
  */
 class SettingsTableTest {
     @Test
     void theReadmeTableStartsWithTheRuntimesSettings() throws Exception {
-        String table = ReadmeSettings.table();
-        assertTrue(table.startsWith(Settings.markdownTable()), "README's settings table differs from the registry: "
+        String table = DocumentedSettings.table();
+        assertTrue(table.startsWith(Settings.markdownTable()), "docs/configuration.md's settings table differs from the registry: "
                 + "paste the output of 'java -jar worker.jar settings'\n" + Settings.markdownTable());
     }
 
-    /** The registry gathers the fields by reflection: its order, the README's, must be that of the source. */
+    /** The registry gathers the fields by reflection: its order, the documented table's, must be that of the source. */
     @Test
     void theRegistryListsTheRuntimesSettingsInTheOrderOfTheSource() throws Exception {
         String source = Files.readString(Path.of("src/main/java/dev/kolo/runtime/Settings.java"));

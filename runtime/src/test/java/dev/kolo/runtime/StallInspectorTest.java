@@ -25,9 +25,9 @@ class StallInspectorTest {
         assertEquals(java.time.Duration.ofSeconds(600), shutdown, "documented default");
         assertTrue(shutdown.compareTo(KoloConfig.builder().build().opTimeout()) < 0,
                 "a stall must end before a blocking call's own deadline");
-        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
-        assertTrue(readme.matches("(?s).*\\| `KOLO_STALL_SHUTDOWN` \\|[^\\n]*\\| 600 s \\|.*"),
-                "README's settings table gives the default of KOLO_STALL_SHUTDOWN");
+        assertTrue(dev.kolo.testing.DocumentedSettings.table()
+                        .matches("(?s).*\\| `KOLO_STALL_SHUTDOWN` \\|[^\\n]*\\| 600 s \\|.*"),
+                "the documented settings table gives the default of KOLO_STALL_SHUTDOWN");
     }
 
     @Test

@@ -24,6 +24,7 @@ public final class AllreduceExample {
      *
      * @param args none
      */
+    // example:main
     public static void main(String[] args) {
         // Job name, size, rank hint, discovery and secret come from the environment (KOLO_* variables).
         try (Kolo kolo = Kolo.init()) {
@@ -43,4 +44,5 @@ public final class AllreduceExample {
             System.exit(1);
         }
     }
+    // example:end
 }

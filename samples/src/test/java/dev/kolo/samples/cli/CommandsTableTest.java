@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
-/** The README's table of commands lists exactly the commands worker.jar has. */
+/** The table of commands in docs/running.md lists exactly the commands worker.jar has. */
 class CommandsTableTest {
     private static final Pattern ROW = Pattern.compile("^\\| `java -jar worker\\.jar((?: [a-z]+)*)");
 
@@ -18,8 +18,8 @@ class CommandsTableTest {
     void theReadmeListsEveryCommandAndNoOther() throws Exception {
         TreeSet<String> documented = new TreeSet<>();
         boolean inTable = false;
-        for (String line : Files.readAllLines(Path.of("..", "README.md"))) {
-            if (line.startsWith("## Command line")) {
+        for (String line : Files.readAllLines(Path.of("..", "docs", "running.md"))) {
+            if (line.startsWith("## Commands")) {
                 inTable = true;
             } else if (inTable && line.startsWith("## ")) {
                 break;
@@ -32,7 +32,7 @@ class CommandsTableTest {
         }
         TreeSet<String> commands = new TreeSet<>();
         collect(WorkerCli.commandLine(), "", commands);
-        assertEquals(commands, documented, "README's Command line table against worker.jar's commands");
+        assertEquals(commands, documented, "docs/running.md's table of commands against worker.jar's commands");
     }
 
     /** Runnable commands: the root and every leaf (a command with subcommands only groups them). */

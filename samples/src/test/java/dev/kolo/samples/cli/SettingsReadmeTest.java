@@ -7,19 +7,19 @@ import dev.kolo.checkpoint.CheckpointSettings;
 import dev.kolo.elastic.ElasticSettings;
 import dev.kolo.runtime.Setting;
 import dev.kolo.runtime.Settings;
-import dev.kolo.testing.ReadmeSettings;
+import dev.kolo.testing.DocumentedSettings;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's settings table is the whole registry, every module's settings included, as
+ * The docs/configuration.md's settings table is the whole registry, every module's settings included, as
  * {@code worker.jar settings} prints it. Here, unlike in the runtime, every module is on the class path.
  */
 class SettingsReadmeTest {
     @Test
     void theReadmeTableIsTheRegistry() throws Exception {
-        String table = ReadmeSettings.table();
-        assertEquals(Settings.markdownTable(), table, "README's settings table differs from the registry: paste the "
+        String table = DocumentedSettings.table();
+        assertEquals(Settings.markdownTable(), table, "docs/configuration.md's settings table differs from the registry: paste the "
                 + "output of 'java -jar worker.jar settings'");
     }
 

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Kolo's JVM options are declared once, in {@link JvmOptions}; the places that cannot read a Java constant hold a
- * copy, kept equal here: the build's property for its test JVMs, the worker jar's manifest, the README.
+ * copy, kept equal here: the build's property for its test JVMs, the worker jar's manifest, docs/running.md.
  */
 class JvmOptionsDeclarationTest {
     private static final Path ROOT = Path.of("..");
@@ -34,14 +34,14 @@ class JvmOptionsDeclarationTest {
     }
 
     @Test
-    void theReadmeListsTheDeclaredOptions() throws IOException {
-        String readme = Files.readString(ROOT.resolve("README.md"));
+    void theRunningPageListsTheDeclaredOptions() throws IOException {
+        String readme = Files.readString(ROOT.resolve("docs/running.md"));
         assertTrue(readme.contains("`" + String.join(" ", JvmOptions.all()) + "`"),
-                "README.md lists the options as JvmOptions.all() declares them, in one code span: "
+                "docs/running.md lists the options as JvmOptions.all() declares them, in one code span: "
                         + String.join(" ", JvmOptions.all()));
         assertTrue(readme.contains("`Add-Opens: " + JvmOptions.manifestAddOpens() + "`")
                 && readme.contains("`Add-Exports: " + JvmOptions.manifestAddExports() + "`"),
-                "README.md gives the manifest's attributes as declared");
+                "docs/running.md gives the manifest's attributes as declared");
     }
 
     /** @return the text of every element {@code name} of {@code xml}, each once in the file by the build's rules */
