@@ -6,6 +6,7 @@ import ai.djl.training.EasyTrain;
 import ai.djl.training.Trainer;
 import ai.djl.training.TrainingConfig;
 import ai.djl.training.dataset.Dataset;
+import ai.djl.training.listener.EvaluatorTrainingListener;
 import ai.djl.training.listener.TrainingListener;
 import ai.djl.translate.TranslateException;
 import ai.djl.util.Pair;
@@ -88,6 +89,8 @@ public class KoloTrainer extends Trainer {
     private ElasticState state;
     private DistributedSampler sampler;
     private int commitEvery = DEFAULT_COMMIT_EVERY;
+    /** No listener accumulates the training loss (no evaluator listener in the config): nothing to show. */
+    private boolean lossUnknown;
 
     /**
      * @param kolo   this worker's handle on the job
@@ -165,6 +168,7 @@ public class KoloTrainer extends Trainer {
         }
         kolo.reportStep(steps[0], samples.sinceStep); // the status page's step rate, samples/s and step times
         samples.sinceStep = 0;
+        reportLoss();
         if (state != null && commitEvery > 0 && steps[0] % commitEvery == 0) {
             state.commit();
         }
@@ -305,6 +309,18 @@ public class KoloTrainer extends Trainer {
     /** @return this worker's handle on the job */
     public Kolo kolo() {
         return kolo;
+    }
+
+    /** The epoch's running mean of the training loss, as DJL's evaluator listener keeps it: a curve on the status page. */
+    private void reportLoss() {
+        if (lossUnknown) {
+            return;
+        }
+        try {
+            kolo.reportScalar("loss", getLoss().getAccumulator(EvaluatorTrainingListener.TRAIN_PROGRESS));
+        } catch (IllegalArgumentException e) {
+            lossUnknown = true; // the config has no EvaluatorTrainingListener (TrainingListener.Defaults add one)
+        }
     }
 
     /**
