@@ -32,6 +32,7 @@ public final class WorkerCli {
         cli.addSubcommand("bench", new BenchCommand());
         cli.addSubcommand("checkpoint", new CheckpointCommand());
         cli.addSubcommand("settings", new SettingsCommand());
+        cli.addSubcommand("commands", new CommandsCommand());
         cli.addSubcommand("timeline", new TimelineCommand());
         cli.setParameterExceptionHandler(WorkerCli::onBadArguments);
         cli.setExecutionExceptionHandler(WorkerCli::onFailure);

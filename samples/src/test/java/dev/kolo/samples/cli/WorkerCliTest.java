@@ -97,8 +97,8 @@ class WorkerCliTest {
             System.setOut(saved);
             System.clearProperty("kolo.metrics.port");
         }
-        assertEquals("kolo: error: KOLO_METRICS_PORT 65534 leaves no port for worker 2 of 3 (launch gives worker r the "
-                + "port 65534 + r): use at most 65533, or 0 to turn the metrics endpoints off\n", err);
+        assertEquals("kolo: error: KOLO_METRICS_PORT 65534 leaves no port for worker 2 of a host (launch gives a host's "
+                + "worker i the port 65534 + i): use at most 65533, or 0 to turn the metrics endpoints off\n", err);
         org.junit.jupiter.api.Assertions.assertFalse(out.toString(java.nio.charset.StandardCharsets.UTF_8)
                 .contains("started worker"), "no worker was started");
     }
