@@ -2,6 +2,7 @@ package example;
 
 // example:imports
 import ai.djl.Model;
+import ai.djl.engine.Engine;
 import ai.djl.metric.Metrics;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.NDManager;
@@ -77,6 +78,7 @@ public final class FashionMnistTraining {
     // example:train
     static void train(Kolo kolo, int epochs, Path data, int limit) throws Exception {
         try (Model model = Model.newInstance("fashion-mnist-cnn"); NDManager memory = NDManager.newBaseManager()) {
+            Engine.getInstance().setRandomSeed((int) SEED); // the same run every time (rank 0's start is everyone's)
             model.setBlock(network());
             DistributedSampler sampler = new DistributedSampler(kolo, BATCH, true, SEED); // this rank's share
             RandomAccessDataset train = FashionMnistFiles.read(memory, data, "train", limit, sampler);
