@@ -5,6 +5,8 @@ import dev.kolo.checkpoint.RestoredCheckpoint;
 import dev.kolo.elastic.internal.StateEntry;
 import dev.kolo.elastic.internal.StateRegistry;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Tensor;
 import java.util.Optional;
 import java.util.zip.CRC32C;
 
@@ -133,6 +135,28 @@ final class CommittedState implements AutoCloseable {
         if (checkpoints != null) {
             checkpoints.awaitSaves();
         }
+    }
+
+    /**
+     * A fixed job stops at the commit just taken, as every rank agreed ({@link ElasticState#stepDone()}): rank 0
+     * writes it as a checkpoint and waits, and every rank learns whether the store holds it, so that each says the
+     * same.
+     *
+     * @param askedBy the rank that was asked to stop
+     * @return the exception every rank throws, saying where the job resumes
+     */
+    ElasticJobFailedException stopHere(int askedBy) {
+        finishCheckpoints();
+        long mine = kolo.rank() == 0 && checkpoints != null ? checkpoints.newestInStore.get() : -1;
+        long stored = kolo.allreduce("kolo.elastic.stopped", Tensor.of(new long[] {mine}, 1), ReduceOp.MAX)
+                .toLongArray()[0];
+        String resume = stored >= commits
+                ? "the newest checkpoint holds it (" + newestCheckpoint() + "): start all " + kolo.size() + " workers "
+                        + "again and they resume from this step"
+                : "no checkpoint store holds it (" + newestCheckpoint() + "): started again, the job begins at the "
+                        + "newest checkpoint there is";
+        return ElasticJobFailedException.stoppedAsAsked("stopped as asked (rank " + askedBy + " was told to stop) at "
+                + "commit " + commits + "; " + resume);
     }
 
     /** @return the number of checkpoints handed to the store that were written */

@@ -23,7 +23,8 @@ import java.util.function.Function;
  * </ul>
  * In a fixed job (the default) a lost worker stops every survivor with an
  * {@link ElasticJobFailedException} naming the lost rank; started again, the workers resume from the
- * newest valid checkpoint.
+ * newest valid checkpoint. Asked to stop (SIGTERM on any rank: a preemption, a drain), a fixed job stops at a step
+ * boundary with that step checkpointed, if the loop calls {@link ElasticState#stepDone()} after each step.
  */
 public final class Elastic {
     private Elastic() {
@@ -39,34 +40,41 @@ public final class Elastic {
      * @throws WorkerLeftException on a worker that left the job at a commit as it asked (exit normally)
      */
     public static <R> R run(Kolo kolo, ElasticState state, Function<ElasticState, R> trainFn) {
+        return checked(kolo, state, trainFn).run();
+    }
+
+    /**
+     * {@link #run} for a worker's {@code main}: if the job cannot go on, prints {@code kolo: <why>} on
+     * standard error and exits the JVM with status {@value ElasticJobFailedException#EXIT_STATUS}; a fixed job that
+     * stopped as asked (SIGTERM), its last step checkpointed, exits with
+     * {@value ElasticJobFailedException#STOPPED_STATUS}; a worker that left as asked exits with status 0. The status
+     * is the process's even when a signal started the exit (which would otherwise make it 143).
+     */
+    public static <R> R runOrExit(Kolo kolo, ElasticState state, Function<ElasticState, R> trainFn) {
+        ElasticRun<R> run = checked(kolo, state, trainFn).holdHook();
+        try {
+            return run.run();
+        } catch (ElasticJobFailedException e) {
+            System.err.println("kolo: " + e.getMessage());
+            // No graceful close: after a failure it may block on a broken cluster; exiting frees everything.
+            run.exit(e.exitStatus());
+            throw e;
+        } catch (WorkerLeftException e) {
+            System.out.println("kolo: " + e.getMessage());
+            run.exit(0);
+            throw e;
+        } finally {
+            run.releaseHook();
+        }
+    }
+
+    private static <R> ElasticRun<R> checked(Kolo kolo, ElasticState state, Function<ElasticState, R> trainFn) {
         Objects.requireNonNull(kolo, "kolo");
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(trainFn, "trainFn");
         if (state.kolo() != kolo) {
             throw new IllegalArgumentException("the state was built for another Kolo worker");
         }
-        return new ElasticRun<>(kolo, state, trainFn).run();
-    }
-
-    /**
-     * {@link #run} for a worker's {@code main}: if the job cannot go on, prints {@code kolo: <why>} on
-     * standard error and exits the JVM with status {@value ElasticJobFailedException#EXIT_STATUS}; a worker
-     * that left as it asked exits with status 0.
-     */
-    public static <R> R runOrExit(Kolo kolo, ElasticState state, Function<ElasticState, R> trainFn) {
-        try {
-            return run(kolo, state, trainFn);
-        } catch (ElasticJobFailedException e) {
-            System.err.println("kolo: " + e.getMessage());
-            System.err.flush();
-            // No graceful close: after a failure it may block on a broken cluster; exiting frees everything.
-            System.exit(e.exitStatus());
-            throw e;
-        } catch (WorkerLeftException e) {
-            System.out.println("kolo: " + e.getMessage());
-            System.out.flush();
-            System.exit(0);
-            throw e;
-        }
+        return new ElasticRun<>(kolo, state, trainFn);
     }
 }

@@ -32,6 +32,20 @@ final class ElasticRun<R> {
         this.elastic = kolo.config().elastic();
     }
 
+    /** The shutdown hook of this run, or null; held past the run's end when {@link #holdHook} asks so. */
+    private SigtermLeave hook;
+    private boolean holdHook;
+
+    /**
+     * Keeps the shutdown hook waiting when the run ends, until {@link #exit} or {@link #releaseHook}: a JVM that is
+     * shutting down exits as soon as its hooks return, with the signal's status, before the caller could exit with
+     * the run's own.
+     */
+    ElasticRun<R> holdHook() {
+        this.holdHook = true;
+        return this;
+    }
+
     R run() {
         Blacklist blacklist = elastic
                 ? new Blacklist(WorkerRegistry.of(kolo).hazelcast(), kolo.config().jobName(), state.blacklistPolicy)
@@ -42,14 +56,36 @@ final class ElasticRun<R> {
                 throw new ElasticJobFailedException(refused.get(), null);
             }
         }
-        SigtermLeave hook = elastic && state.leaveOnSigterm ? new SigtermLeave(state, state.leaveTimeout) : null;
+        hook = state.leaveOnSigterm ? new SigtermLeave(state, state.leaveTimeout, elastic) : null;
         try {
             return loop(blacklist);
         } finally {
-            if (hook != null) {
-                hook.close();
+            if (!holdHook) {
+                releaseHook();
             }
         }
+    }
+
+    /** The run is over and its caller goes on (or exits by itself): the hook returns, or is removed. */
+    void releaseHook() {
+        if (hook != null) {
+            hook.close();
+        }
+    }
+
+    /**
+     * Ends the process with {@code status}. While the JVM shuts down (the hook was triggered), {@code System.exit}
+     * would block and the JVM would exit with the signal's status once the hook returned: it halts with
+     * {@code status} instead, its output flushed, its hook still waiting.
+     */
+    void exit(int status) {
+        if (hook != null && hook.triggered()) {
+            System.out.flush();
+            System.err.flush();
+            Runtime.getRuntime().halt(status);
+        }
+        releaseHook(); // else System.exit would run the hook, which would wait for a run that is over
+        System.exit(status);
     }
 
     private R loop(Blacklist blacklist) {
@@ -67,8 +103,11 @@ final class ElasticRun<R> {
                 }
                 previousSize = kolo.size();
                 previousIds = state.workerIds();
-                return trainFn.apply(state);
+                R result = trainFn.apply(state);
+                state.steps.drain(); // every rank took as many steps: each completes the agreement in flight
+                return result;
             } catch (RuntimeException thrown) {
+                state.steps.forget(); // it fails with the run, or was the stop: nobody waits for it
                 RuntimeException e = Waits.unwrap(thrown);
                 failedAt = System.nanoTime();
                 if (e instanceof MembershipChangedException mc) {

@@ -4,6 +4,7 @@ import dev.kolo.checkpoint.CheckpointId;
 import dev.kolo.checkpoint.Checkpointer;
 import dev.kolo.checkpoint.RestoredCheckpoint;
 import dev.kolo.elastic.internal.StateRegistry;
+import dev.kolo.elastic.internal.StepAgreement;
 import dev.kolo.elastic.internal.WorkerIdentity;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
@@ -66,6 +67,8 @@ public final class ElasticState implements AutoCloseable {
     final Blacklist.Policy blacklistPolicy;
     final ElasticMetrics metrics;
     private final AtomicBoolean leaveRequested = new AtomicBoolean();
+    /** The fixed job's agreement at step boundaries ({@link #stepDone()}); drained by {@link ElasticRun}. */
+    final StepAgreement steps = new StepAgreement();
     private List<String> workerIds = List.of();
 
     private ElasticState(Builder b, CheckpointLink checkpoints) {
@@ -226,6 +229,30 @@ public final class ElasticState implements AutoCloseable {
         }
     }
 
+    /**
+     * Marks the end of a training step: call it on every rank after each step, once the step's update and position
+     * are in the live state ({@code KoloTrainer.step()} does). In a fixed job this is where a stop asked for by
+     * {@link #requestLeave()} takes effect (the SIGTERM of a preemption or a drain, on any rank): the ranks agree on
+     * it at a step boundary (at the latest the second after the request; the agreement is a tiny allreduce that
+     * overlaps the next step), commit that step, rank 0 writes it as a checkpoint and waits for it, and every rank
+     * throws. Started again, the job resumes from that very step. In an elastic job it does nothing: a worker asked
+     * to leave leaves at its next {@link #commit()}, and the others go on.
+     *
+     * @throws ElasticJobFailedException on every rank at the same step when the job stopped as asked
+     *     ({@link ElasticJobFailedException#stopped()}: exit with {@link ElasticJobFailedException#STOPPED_STATUS})
+     * @throws dev.kolo.runtime.WorkerLostException if a worker is lost meanwhile; {@link Elastic#run} handles it
+     */
+    public void stepDone() {
+        if (kolo.config().elastic()) {
+            return;
+        }
+        int askedBy = steps.atBoundary(kolo, leaveRequested.get());
+        if (askedBy >= 0) {
+            commit();
+            throw committed.stopHere(askedBy);
+        }
+    }
+
     /** Returns the live tensors and values to the last commit (or the last sync, if that came later). */
     public void restore() {
         committed.restore();
@@ -263,8 +290,9 @@ public final class ElasticState implements AutoCloseable {
     }
 
     /**
-     * Asks to leave the job at the next commit, without rollback for anyone (e.g. from a SIGTERM hook; a
-     * hook doing this is installed by {@link Elastic#run} unless disabled). Thread-safe.
+     * Asks to leave the job at the next commit, without rollback for anyone (elastic job), or to stop the job at
+     * the next step boundary with that step checkpointed (fixed job: see {@link #stepDone()}); e.g. from a SIGTERM
+     * hook, which {@link Elastic#run} installs unless disabled. Thread-safe.
      */
     public void requestLeave() {
         leaveRequested.set(true);

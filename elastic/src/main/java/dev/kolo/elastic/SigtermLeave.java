@@ -7,9 +7,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A shutdown hook (SIGTERM, SIGINT) that turns the JVM's exit into a graceful leave: it asks to leave at
- * the next commit and holds the exit until the training thread has left (its state committed, its
- * {@code Kolo} closed) or the timeout passed. Removed when the run ends.
+ * A shutdown hook (SIGTERM, SIGINT) that turns the JVM's exit into a graceful end and holds the exit until the
+ * training thread is done or the timeout passed: in an elastic job it asks to leave at the next commit (the others go
+ * on without rollback); in a fixed job it asks the job to stop at the next step boundary with that step checkpointed
+ * ({@link ElasticState#stepDone()}), so that the restarted job loses nothing. Removed when the run ends.
  */
 final class SigtermLeave implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SigtermLeave.class);
@@ -18,14 +19,21 @@ final class SigtermLeave implements AutoCloseable {
     private final Thread hook;
     private volatile boolean triggered;
 
-    SigtermLeave(ElasticState state, Duration timeout) {
+    SigtermLeave(ElasticState state, Duration timeout, boolean elastic) {
         this.hook = new Thread(() -> {
             triggered = true;
-            LOG.warn("shutting down: leaving the job at the next commit (waiting at most {} s)", timeout.toSeconds());
+            LOG.warn(elastic ? "shutting down: leaving the job at the next commit (waiting at most {} s)"
+                    : "shutting down: stopping the job at the next step, checkpointed (waiting at most {} s)",
+                    timeout.toSeconds());
             state.requestLeave();
+            if (!elastic && !state.steps.used()) {
+                LOG.warn("the training loop marks no steps (ElasticState.stepDone()): exiting without a checkpoint");
+                return;
+            }
             try {
                 if (!done.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                    LOG.warn("no commit within {} s: exiting without a graceful leave (the others roll back)",
+                    LOG.warn(elastic ? "no commit within {} s: exiting without a graceful leave (the others roll back)"
+                            : "no step boundary within {} s: exiting without a checkpoint of the last step",
                             timeout.toSeconds());
                 }
             } catch (InterruptedException e) {

@@ -543,8 +543,8 @@ public final class KoloConfig {
             String secret = get(Settings.JOB_SECRET);
             if (secret != null) {
                 require(!secret.strip().equals(MANIFEST_PLACEHOLDER), "KOLO_JOB_SECRET is still the placeholder of "
-                        + "k8s-manifests/base/secret.yaml: create a random one before deploying (see "
-                        + "k8s-manifests/README.md, Deploy)");
+                        + "k8s-manifests/secret/job-secret.env.example: make a random one in secret/job-secret.env "
+                        + "before deploying (see docs/kubernetes.md, Deploy)");
             }
             checkTls();
             if (discovery == Discovery.KUBERNETES) {

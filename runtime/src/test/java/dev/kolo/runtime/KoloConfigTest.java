@@ -90,7 +90,7 @@ class KoloConfigTest {
                 () -> KoloConfig.builder().jobSecret("hunter2")).getMessage();
         assertTrue(shortBuilt.contains("(got a secret)") && !shortBuilt.contains("hunter2"), shortBuilt);
         String placeholder = error(Map.of("KOLO_JOB_SECRET", KoloConfig.MANIFEST_PLACEHOLDER));
-        assertTrue(placeholder.contains("placeholder") && placeholder.contains("k8s-manifests/README.md"), placeholder);
+        assertTrue(placeholder.contains("placeholder") && placeholder.contains("docs/kubernetes.md"), placeholder);
     }
 
     @Test

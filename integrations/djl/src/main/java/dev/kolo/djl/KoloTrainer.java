@@ -148,9 +148,14 @@ public class KoloTrainer extends Trainer {
     }
 
     /**
-     * Averages the gradients and buffers over all ranks, then updates the model with DJL's optimizer.
+     * Averages the gradients and buffers over all ranks, then updates the model with DJL's optimizer. With a
+     * {@link #register registered} state, the step ends with {@link ElasticState#stepDone()}: a fixed job asked to
+     * stop (SIGTERM on any rank: a preemption, a drain) stops after this step with it checkpointed, and
+     * {@link dev.kolo.elastic.Elastic#runOrExit} exits with
+     * {@value dev.kolo.elastic.ElasticJobFailedException#STOPPED_STATUS}; started again, the job resumes from it.
      *
      * @throws dev.kolo.runtime.KoloException if a collective fails (a lost worker, for instance)
+     * @throws dev.kolo.elastic.ElasticJobFailedException on every rank when the fixed job stopped as asked
      */
     @Override
     public void step() {
@@ -169,8 +174,12 @@ public class KoloTrainer extends Trainer {
         kolo.reportStep(steps[0], samples.sinceStep); // the status page's step rate, samples/s and step times
         samples.sinceStep = 0;
         reportLoss();
-        if (state != null && commitEvery > 0 && steps[0] % commitEvery == 0) {
-            state.commit();
+        if (state != null) {
+            // A fixed job asked to stop (SIGTERM on any rank) stops here, this step committed and checkpointed.
+            state.stepDone();
+            if (commitEvery > 0 && steps[0] % commitEvery == 0) {
+                state.commit();
+            }
         }
     }
 

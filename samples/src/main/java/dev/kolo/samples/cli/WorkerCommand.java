@@ -19,8 +19,9 @@ import picocli.CommandLine.Spec;
  * One worker of a job: joins (or forms) the job's cluster, learns its rank, passes a control-plane barrier
  * with every other worker (fixed jobs), trains the Fashion-MNIST sample with the others, and leaves. Its last
  * line is the summary {@code kolo: done rank=R size=N epochs=E test_accuracy=A checksum=HEX}. Exit status: 0
- * when done or after leaving an elastic job on SIGTERM, 3 when the job cannot go on (a lost worker in a fixed
- * job, too few workers in an elastic one), 1 or 70 for other errors.
+ * when done or after leaving an elastic job on SIGTERM, 75 when a fixed job stopped on SIGTERM (any worker's) at a
+ * step it checkpointed, 3 when the job cannot go on (a lost worker in a fixed job, too few workers in an elastic
+ * one), 1 or 70 for other errors.
  */
 @Command(name = "worker.jar", description = "Runs one worker of a Kolo job: trains an MLP on Fashion-MNIST "
         + "data-parallel with the other workers (see 'launch' to start several local ones).",
@@ -44,8 +45,8 @@ final class WorkerCommand implements Callable<Integer> {
         Kolo kolo = Kolo.init(config);
         boolean elastic = config.elastic();
         int status = 1;
-        try (WorkerShutdown shutdown = new WorkerShutdown(elastic ? job::requestLeave : kolo::close, elastic,
-                TrainingJob.LEAVE_TIMEOUT, System.err)) {
+        try (WorkerShutdown shutdown = new WorkerShutdown(job::requestLeave, elastic, TrainingJob.LEAVE_TIMEOUT,
+                System.err)) {
             try {
                 System.out.printf("kolo: rank=%d size=%d local_rank=%d local_size=%d generation=%d coordinator=%d%n",
                         kolo.rank(), kolo.size(), kolo.localRank(), kolo.localSize(), kolo.generation(),

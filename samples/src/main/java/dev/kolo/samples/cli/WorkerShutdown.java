@@ -6,12 +6,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The worker's shutdown hook (SIGTERM, Ctrl-C, a launcher that went away). While the worker still runs:
+ * The worker's shutdown hook (SIGTERM, Ctrl-C, a launcher that went away). While the worker still runs, it asks the
+ * training loop to end gracefully and waits (at most {@code timeout}) for it; the process then exits with the worker's
+ * own status instead of the signal's 143:
  * <ul>
- *   <li>elastic job: asks to leave at the next commit, then waits (at most {@code timeout}) for the training
- *       loop to leave; the others go on without rollback, and the process exits with the worker's own status
- *       (0 after a graceful leave) instead of the signal's 143;</li>
- *   <li>fixed job: leaves the cluster at once (the others stop and a restart resumes from a checkpoint).</li>
+ *   <li>elastic job: the worker leaves at its next commit, the others going on without rollback (status 0);</li>
+ *   <li>fixed job: every worker stops at the next step boundary, that step checkpointed (status
+ *       {@value dev.kolo.elastic.ElasticJobFailedException#STOPPED_STATUS}); the restarted job resumes from it.</li>
  * </ul>
  * Once the worker has finished by itself the hook does nothing, so a failing worker exits at once.
  */
@@ -21,31 +22,29 @@ final class WorkerShutdown implements AutoCloseable {
     private volatile int status = 1;
 
     /**
-     * @param leave asks the training loop to leave at its next commit (elastic) or closes the worker (fixed)
-     * @param graceful true for an elastic job: wait for the leave, then exit with the worker's status
+     * @param end asks the training loop to leave at its next commit (elastic) or to stop at its next step (fixed)
+     * @param elastic whether the job is elastic (what the messages say)
      */
-    WorkerShutdown(Runnable leave, boolean graceful, Duration timeout, PrintStream err) {
+    WorkerShutdown(Runnable end, boolean elastic, Duration timeout, PrintStream err) {
         this.hook = new Thread(() -> {
             if (finished.getCount() == 0) {
                 return;
             }
-            if (!graceful) {
-                leave.run();
-                return;
-            }
-            err.println("kolo: shutting down: leaving the job at the next commit (waiting at most "
-                    + timeout.toSeconds() + " s)");
+            err.println("kolo: shutting down: " + (elastic ? "leaving the job at the next commit"
+                    : "stopping the job at the next step, checkpointed") + " (waiting at most " + timeout.toSeconds()
+                    + " s)");
             err.flush();
-            leave.run();
+            end.run();
             try {
                 if (finished.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                     System.out.flush();
                     err.flush();
-                    // The JVM would exit with 128 + the signal; a worker that left as asked succeeded.
+                    // The JVM would exit with 128 + the signal; a worker that ended as asked succeeded.
                     Runtime.getRuntime().halt(status);
                 }
-                err.println("kolo: no commit within " + timeout.toSeconds() + " s: exiting without a graceful "
-                        + "leave (the others roll back to their last commit)");
+                err.println("kolo: no " + (elastic ? "commit" : "step boundary") + " within " + timeout.toSeconds()
+                        + " s: exiting " + (elastic ? "without a graceful leave (the others roll back to their last "
+                        + "commit)" : "without a checkpoint of the last step"));
                 err.flush();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

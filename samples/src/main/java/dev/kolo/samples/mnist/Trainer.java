@@ -1,6 +1,7 @@
 package dev.kolo.samples.mnist;
 
 import dev.kolo.elastic.Elastic;
+import dev.kolo.elastic.ElasticJobFailedException;
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.elastic.MembershipChangedException;
 import dev.kolo.elastic.data.ElasticSampler;
@@ -120,7 +121,15 @@ final class Trainer {
         st.onReset(e -> out.printf(Locale.ROOT, "kolo: reset reason=%s size=%d gen=%d previous_size=%d rank=%d step=%d%n",
                 e.reason().name().toLowerCase(Locale.ROOT), e.size(), e.generation(), e.previousSize(), e.rank(),
                 st.longValue(TrainingState.STEP)));
-        TrainResult result = Elastic.run(kolo, st, this::train);
+        TrainResult result;
+        try {
+            result = Elastic.run(kolo, st, this::train);
+        } catch (ElasticJobFailedException e) {
+            if (e.stopped()) {
+                out.printf(Locale.ROOT, "kolo: stopped at step=%d%n", st.longValue(TrainingState.STEP));
+            }
+            throw e;
+        }
         st.finishCheckpoints(); // the last due checkpoint even if a save was still running when it came
         return result;
     }
@@ -226,6 +235,8 @@ final class Trainer {
             sampler.stepped();
             step++;
             st.set(TrainingState.STEP, step);
+            // A fixed job asked to stop (SIGTERM on any rank) stops at a step boundary, that step checkpointed.
+            st.stepDone();
             kolo.reportStep(step, (long) batch * passes); // the status page's step rate, images/s and step times
             intervalSteps++;
             if (step % s.logEvery() == 0 || count - position < plan.globalBatch()) {

@@ -15,9 +15,9 @@ import picocli.CommandLine.Option;
  */
 public final class TrainingJob {
     /**
-     * How long a worker of an elastic job that was asked to stop (SIGTERM) waits for its next commit to leave
-     * (the others go on without rollback) before it exits anyway (they roll back). Within Kubernetes' default
-     * grace period of 30 s.
+     * How long a worker that was asked to stop (SIGTERM) waits for its next commit to leave an elastic job (the
+     * others go on without rollback), or for the next step boundary to stop a fixed one with that step checkpointed,
+     * before it exits anyway. Within Kubernetes' default grace period of 30 s (k8s-manifests/ give 120 s).
      */
     public static final Duration LEAVE_TIMEOUT = Duration.ofSeconds(25);
 
@@ -68,8 +68,9 @@ public final class TrainingJob {
     }
 
     /**
-     * Asks this worker to leave an elastic job at its next commit, the others going on without rollback
-     * (from a shutdown hook; thread-safe). Before training has started the request waits for it.
+     * Asks this worker to leave an elastic job at its next commit, the others going on without rollback, or to stop a
+     * fixed job at its next step boundary, every worker checkpointing that step (from a shutdown hook; thread-safe).
+     * Before training has started the request waits for it.
      */
     public void requestLeave() {
         leaveRequested = true;

@@ -41,7 +41,7 @@ final class TrainingState implements AutoCloseable {
         return state;
     }
 
-    /** Leave the job at the next commit (thread-safe; from a shutdown hook). */
+    /** Leave an elastic job at the next commit, or stop a fixed one at the next step (thread-safe; from a hook). */
     void requestLeave() {
         state.requestLeave();
     }

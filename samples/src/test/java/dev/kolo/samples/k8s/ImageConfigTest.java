@@ -36,21 +36,25 @@ class ImageConfigTest {
         String[] user = jib.user().split(":");
         assertTrue(user[0].matches("[0-9]+") && Integer.parseInt(user[0]) > 0,
                 "a numeric non-root uid (Kubernetes can only verify runAsNonRoot for numeric users): " + jib.user());
-        for (String overlay : List.of("elastic", "job", "two-per-pod")) {
+        for (String overlay : PlatformManifestsTest.OVERLAYS) {
             Overlay o = Overlay.render(overlay);
             var pod = o.podTemplate().getSpec().getSecurityContext();
             assertEquals(Long.parseLong(user[0]), pod.getRunAsUser(), overlay + ": runAsUser is the image's user");
             assertEquals(Long.parseLong(user[1]), pod.getRunAsGroup(), overlay + ": runAsGroup is the image's group");
         }
-        // The JavaCPP cache (native kernels) must be writable with a read-only root file system: /tmp is.
-        assertTrue(e.stream().anyMatch(a -> a.startsWith("-Dorg.bytedeco.javacpp.cachedir=/tmp/")), e.toString());
+        assertEquals(List.of("java", "-jar", "/app/worker.jar"), e, "what a program of your own replaces");
+        // The JavaCPP cache (native kernels) and DJL's must be writable with a read-only root file system: /tmp is.
+        // In the environment, so that a program of your own built on this image has them too.
+        assertTrue(jib.env().get("JAVA_TOOL_OPTIONS").contains("-Dorg.bytedeco.javacpp.cachedir=/tmp/"), jib.env()
+                .toString());
+        assertTrue(jib.env().get("DJL_CACHE_DIR").startsWith("/tmp/"), jib.env().toString());
     }
 
     @Test
     void portsAndEnvironmentMatchTheManifests() throws Exception {
         ImageSpec jib = ImageSpec.fromJib();
         Set<String> allowed = KoloSettings.allowed();
-        for (String overlay : List.of("elastic", "job", "two-per-pod")) {
+        for (String overlay : PlatformManifestsTest.OVERLAYS) {
             Overlay o = Overlay.render(overlay);
             // The image's defaults are the first worker's; a pod's other workers set their own ports.
             assertEquals(new TreeSet<>(Overlay.ports(o.worker()).values()), jib.ports(), overlay + ": exposed ports");
@@ -65,11 +69,29 @@ class ImageConfigTest {
         assertTrue(jib.env().get("JAVA_TOOL_OPTIONS").contains("-XX:MaxRAMPercentage="), "heap follows the limit");
     }
 
+    /**
+     * Every JVM of the image, and of an image built on it (a program of your own), has Kolo's JVM options: they end
+     * the image's JAVA_TOOL_OPTIONS, after its own defaults, as JvmOptions declares them; the manifests size the JVM
+     * in JDK_JAVA_OPTIONS, which adds to them instead of replacing them.
+     */
+    @Test
+    void theImageGivesEveryJvmKolosJvmOptions() throws Exception {
+        String options = ImageSpec.fromJib().env().get("JAVA_TOOL_OPTIONS");
+        assertTrue(options.endsWith(" " + String.join(" ", dev.kolo.runtime.jvm.JvmOptions.all())), "JAVA_TOOL_OPTIONS "
+                + "ends with Kolo's JVM options: " + options);
+        for (String overlay : PlatformManifestsTest.OVERLAYS) {
+            for (var c : Overlay.render(overlay).containers()) {
+                assertTrue(c.getEnv().stream().noneMatch(e -> e.getName().equals("JAVA_TOOL_OPTIONS")), overlay
+                        + ": a pod's JAVA_TOOL_OPTIONS would replace the image's");
+            }
+        }
+    }
+
     @Test
     void manifestsRunTheImageJibBuilds() throws Exception {
         String image = ImageSpec.jibTargetImage();
         assertEquals("kolo-worker:" + ImageSpec.projectVersion(), image);
-        for (String overlay : List.of("elastic", "job", "two-per-pod")) {
+        for (String overlay : PlatformManifestsTest.OVERLAYS) {
             for (var c : Overlay.render(overlay).containers()) {
                 assertEquals(image, c.getImage(), overlay + ": image of container " + c.getName());
             }

@@ -89,7 +89,7 @@ class JobSecretTest {
         props.put(propertyName("KOLO_JOB_SECRET"), committed);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> withProperties(props, KoloConfig::fromEnvironment));
-        assertTrue(e.getMessage().contains("placeholder") && e.getMessage().contains("k8s-manifests/README.md"),
+        assertTrue(e.getMessage().contains("placeholder") && e.getMessage().contains("docs/kubernetes.md"),
                 e.getMessage());
     }
 
@@ -101,5 +101,63 @@ class JobSecretTest {
         KoloException e = assertThrows(KoloException.class, () -> Kolo.init(c));
         assertTrue(e.getMessage().contains("KOLO_JOB_SECRET") && e.getMessage().contains("KOLO_INSECURE=true"),
                 e.getMessage());
+    }
+
+    /**
+     * The secret never lands in git: every secretGenerator of k8s-manifests/ reads a file git ignores and does not
+     * track, and no tracked manifest of the repository is a Secret holding data.
+     */
+    @org.junit.jupiter.api.Test
+    void theSecretComesFromAGitIgnoredFileAndNoTrackedSecretHoldsData() throws Exception {
+        java.nio.file.Path root = Manifests.repoRoot();
+        int generators = 0;
+        for (java.nio.file.Path k : Manifests.yamlFiles()) {
+            if (!Manifests.isKustomization(k)) {
+                continue;
+            }
+            for (var g : Manifests.documents(k).get(0).path("secretGenerator")) {
+                for (String field : java.util.List.of("envs", "files")) {
+                    for (var source : g.path(field)) {
+                        String file = root.relativize(k.getParent().resolve(source.asText()).normalize()).toString();
+                        generators++;
+                        assertEquals(0, git(root, "check-ignore", "-q", "--no-index", file).exitCode(), file
+                                + " (a secretGenerator's source) must be git-ignored");
+                        assertEquals("", git(root, "ls-files", "--", file).out().strip(), file + " is tracked");
+                    }
+                }
+            }
+        }
+        assertTrue(generators > 0, "the manifests generate their Secret");
+        java.util.List<String> holding = new java.util.ArrayList<>();
+        for (String f : git(root, "ls-files", "--", "*.yaml", "*.yml", "*.json").out().split("\n")) {
+            if (f.isBlank() || f.startsWith("samples/src/test/resources/crds/")) {
+                continue;
+            }
+            java.util.List<com.fasterxml.jackson.databind.node.ObjectNode> docs;
+            try {
+                docs = Manifests.documents(root.resolve(f));
+            } catch (RuntimeException notYamlObjects) {
+                continue; // a JSON array, a dashboard: no Kubernetes object
+            }
+            for (var d : docs) {
+                if (d.path("kind").asText().equals("Secret") && (d.path("data").size() > 0
+                        || d.path("stringData").size() > 0)) {
+                    holding.add(f + ": Secret " + d.path("metadata").path("name").asText());
+                }
+            }
+        }
+        assertEquals(java.util.List.of(), holding, "tracked Secrets holding data");
+    }
+
+    private record Git(int exitCode, String out) {
+    }
+
+    private static Git git(java.nio.file.Path dir, String... args) throws Exception {
+        java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of("git", "-C", dir.toString()));
+        cmd.addAll(java.util.List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "git " + String.join(" ", args));
+        return new Git(p.exitValue(), out);
     }
 }

@@ -30,10 +30,9 @@ class KustomizeTest {
                 continue;
             }
             ObjectNode k = Manifests.documents(f).get(0);
-            if (k.path("kind").asText().equals("Component")) {
-                continue;
+            if (!k.path("kind").asText().equals("Component")) {
+                MiniKustomize.checkKustomization(k, f);
             }
-            MiniKustomize.checkKustomization(k, f);
             k.path("resources").forEach(r -> referenced.add(f.getParent().resolve(r.asText()).normalize()));
             k.path("patches").forEach(p -> {
                 if (p.has("path")) { // else an inline patch
@@ -60,14 +59,17 @@ class KustomizeTest {
      * overlays, the dashboard, and the overlays of a copy with another job name and size.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"overlays/elastic", "overlays/job", "overlays/two-per-pod", "grafana",
-            "renamed:overlays/elastic", "renamed:overlays/job", "renamed:overlays/two-per-pod"})
+    @ValueSource(strings = {"overlays/elastic", "overlays/job", "overlays/two-per-pod", "overlays/jobset", "grafana",
+            "trainer/runtime", "trainer/runtime-gang", "trainer/job", "kueue",
+            "renamed:overlays/elastic", "renamed:overlays/job", "renamed:overlays/two-per-pod",
+            "renamed:overlays/jobset", "kueue+gang:overlays/elastic", "kueue+gang:overlays/job",
+            "kueue+gang:overlays/two-per-pod", "kueue+gang:overlays/jobset", "kueue:trainer/job",
+            "program:overlays/two-per-pod", "program:overlays/jobset", "program:trainer/job", "shm:overlays/two-per-pod"})
     void javaRendererAgreesWithKubectlKustomize(String name, @TempDir Path tmp) throws Exception {
         Path kubectl = Manifests.findOnPath("kubectl");
         Assumptions.assumeTrue(kubectl != null, "kubectl is not installed: the overlays were rendered by "
                 + "MiniKustomize only (install kubectl to compare with the real kustomize)");
-        Path manifests = name.startsWith("renamed:") ? NameAndSizeTest.renamedCopy(tmp) : Manifests.manifestsDir();
-        Path dir = manifests.resolve(name.substring(name.indexOf(':') + 1));
+        Path dir = variant(name, tmp);
         Process p = new ProcessBuilder(kubectl.toString(), "kustomize", dir.toString()).redirectErrorStream(false)
                 .start();
         byte[] out = p.getInputStream().readAllBytes();
@@ -83,6 +85,33 @@ class KustomizeTest {
         for (String id : real.keySet()) {
             assertEquals(real.get(id), mine.get(id), id + " renders the same");
         }
+    }
+
+    /**
+     * @param spec a directory of k8s-manifests/, after "VARIANT:" for a changed copy: renamed (another KOLO_JOB and
+     *     KOLO_NP), kueue+gang / kueue (the components listed by the directory), program (a program of one's own),
+     *     shm (the largest KOLO_SHM_BYTES)
+     * @return the directory to render
+     */
+    static Path variant(String spec, Path tmp) throws IOException {
+        int colon = spec.indexOf(':');
+        String dir = spec.substring(colon + 1);
+        String kind = colon < 0 ? "" : spec.substring(0, colon);
+        Path manifests = switch (kind) {
+            case "" -> Manifests.renderableDir();
+            case "renamed" -> NameAndSizeTest.renamedCopy(tmp);
+            default -> Variants.copy(tmp);
+        };
+        switch (kind) {
+            case "kueue+gang" -> Variants.withComponents(manifests, dir, "kueue", "gang");
+            case "kueue" -> Variants.withComponents(manifests, dir, "kueue");
+            case "program" -> Variants.program(manifests);
+            case "shm" -> Variants.setting(manifests, "KOLO_SHM_BYTES", "67108864");
+            case "", "renamed" -> {
+            }
+            default -> throw new IllegalArgumentException("no variant " + kind);
+        }
+        return manifests.resolve(dir);
     }
 
     /** The dashboard as a ConfigMap that Grafana's sidecar loads, holding the dashboard file unchanged. */

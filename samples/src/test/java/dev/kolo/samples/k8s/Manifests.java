@@ -48,6 +48,48 @@ final class Manifests {
         return repoRoot().resolve("k8s-manifests");
     }
 
+    /** The secret's env file, which git ignores: made on each machine that deploys (see secret/kustomization.yaml). */
+    static final String SECRET_ENV = "secret/job-secret.env";
+    /** Its tracked example, holding the placeholder a worker refuses. */
+    static final String SECRET_ENV_EXAMPLE = "secret/job-secret.env.example";
+
+    private static Path renderable;
+
+    /**
+     * @return a copy of k8s-manifests/ that renders: with {@value #SECRET_ENV} made from its example when the
+     *     checkout has none (a fresh clone, CI), as a user makes it before the first apply. Made once per test run.
+     */
+    static synchronized Path renderableDir() {
+        if (renderable == null) {
+            try {
+                Path tmp = Files.createTempDirectory("kolo-manifests");
+                renderable = copyTree(manifestsDir(), tmp.resolve("k8s-manifests"));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return renderable;
+    }
+
+    /** Copies k8s-manifests/ to {@code to}, and makes the secret's env file from its example if it is missing. */
+    static Path copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path f : files.toList()) {
+                Path target = to.resolve(from.relativize(f).toString());
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(target);
+                } else {
+                    Files.copy(f, target);
+                }
+            }
+        }
+        Path secret = to.resolve(SECRET_ENV);
+        if (!Files.exists(secret)) {
+            Files.copy(to.resolve(SECRET_ENV_EXAMPLE), secret);
+        }
+        return to;
+    }
+
     /** @return every YAML file under k8s-manifests/, sorted */
     static List<Path> yamlFiles() {
         try (Stream<Path> s = Files.walk(manifestsDir())) {
@@ -126,7 +168,7 @@ final class Manifests {
     }
 
     /** For comparison: integers as longs, null fields dropped, YAML's typing otherwise kept. */
-    private static JsonNode normalize(JsonNode n) {
+    static JsonNode normalize(JsonNode n) {
         if (n.isObject()) {
             ObjectNode out = JSON.createObjectNode();
             // A null field is an absent one (kubectl writes creationTimestamp: null).
@@ -197,12 +239,63 @@ final class Manifests {
         }
     }
 
-    /** @param rendered the rendered documents; @return each parsed strictly */
+    /**
+     * @param rendered the rendered documents
+     * @return each parsed strictly: a core kind into its fabric8 model ({@link #parseStrict}), a custom kind checked
+     *     against its carried schema ({@link CrdSchemas}) or, for Kubeflow Trainer's kinds, its Kubernetes and JobSet
+     *     parts checked ({@link #trainerProblems}), and held as a generic resource
+     */
     static List<HasMetadata> parseAll(List<ObjectNode> rendered, String where) {
         List<HasMetadata> out = new ArrayList<>();
         for (ObjectNode d : rendered) {
-            out.add(parseStrict(d, where + " " + d.path("kind").asText() + "/" + d.path("metadata").path("name")
-                    .asText()));
+            String at = where + " " + d.path("kind").asText() + "/" + d.path("metadata").path("name").asText();
+            String kind = d.path("kind").asText();
+            if (CrdSchemas.knows(kind) || TRAINER_KINDS.contains(kind)) {
+                List<String> problems = CrdSchemas.knows(kind) ? CrdSchemas.problems(d) : trainerProblems(d);
+                if (!problems.isEmpty()) {
+                    throw new AssertionError(at + ": does not validate against its schema: " + problems);
+                }
+                out.add(SERIALIZATION.unmarshal(d.toString(), GenericKubernetesResource.class));
+            } else {
+                out.add(parseStrict(d, at));
+            }
+        }
+        return out;
+    }
+
+    /** Kubeflow Trainer v2's kinds: no schema of theirs is carried (see src/test/resources/crds/README.md). */
+    static final java.util.Set<String> TRAINER_KINDS = java.util.Set.of("ClusterTrainingRuntime", "TrainJob");
+
+    /**
+     * The parts of a Trainer object whose schemas are carried: a runtime's JobSet template (JobSet's JobSetSpec, its
+     * Job template and metadata Kubernetes', strictly), a TrainJob's trainer env and resources (Kubernetes'), and
+     * every object's metadata.
+     */
+    static List<String> trainerProblems(JsonNode d) {
+        List<String> out = new ArrayList<>();
+        if (!d.path("apiVersion").asText().equals("trainer.kubeflow.org/v1alpha1")) {
+            out.add("apiVersion is " + d.path("apiVersion").asText() + ", Trainer v2's is trainer.kubeflow.org/v1alpha1");
+        }
+        out.addAll(CrdSchemas.kubernetesProblems(d.path("metadata"), "io.fabric8.kubernetes.api.model.ObjectMeta",
+                "metadata"));
+        JsonNode template = d.path("spec").path("template");
+        if (d.path("kind").asText().equals("ClusterTrainingRuntime")) {
+            out.addAll(CrdSchemas.kubernetesProblems(template.path("metadata").isMissingNode()
+                    ? JSON.createObjectNode() : template.path("metadata"), "io.fabric8.kubernetes.api.model.ObjectMeta",
+                    "spec.template.metadata"));
+            out.addAll(CrdSchemas.jobSetProblems(template.path("spec"), "jobset.v1alpha2.JobSetSpec",
+                    "spec.template.spec"));
+        } else {
+            JsonNode trainer = d.path("spec").path("trainer");
+            int i = 0;
+            for (JsonNode env : trainer.path("env")) {
+                out.addAll(CrdSchemas.kubernetesProblems(env, "io.fabric8.kubernetes.api.model.EnvVar",
+                        "spec.trainer.env[" + i++ + "]"));
+            }
+            if (trainer.has("resourcesPerNode")) {
+                out.addAll(CrdSchemas.kubernetesProblems(trainer.path("resourcesPerNode"),
+                        "io.fabric8.kubernetes.api.model.ResourceRequirements", "spec.trainer.resourcesPerNode"));
+            }
         }
         return out;
     }

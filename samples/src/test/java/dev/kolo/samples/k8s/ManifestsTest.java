@@ -27,7 +27,6 @@ import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
-import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.batch.v1.PodFailurePolicyRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
@@ -78,8 +77,8 @@ class ManifestsTest {
             var docs = Manifests.documents(f);
             assertFalse(docs.isEmpty(), where + " is empty");
             for (var d : docs) {
-                // Patches are partial resources; they must still only use fields the model knows.
-                Manifests.parseStrict(d, where);
+                // Patches are partial resources; they must still only use fields the model (or schema) knows.
+                Manifests.parseAll(List.of(d), where);
                 resources++;
             }
         }
@@ -87,12 +86,16 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void overlayHasEveryPart(String name) {
         Overlay o = Overlay.render(name);
         assertNotNull(o.configMap());
         assertNotNull(o.secret());
-        assertNotNull(o.service());
+        if (o.workload().getKind().equals("JobSet")) {
+            assertEquals(List.of(), o.all(Service.class), "JobSet makes the job's headless Service itself");
+        } else {
+            assertNotNull(o.service());
+        }
         assertNotNull(o.checkpointClaim());
         assertNotNull(o.networkPolicy());
         assertNotNull(o.podMonitor());
@@ -109,7 +112,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void selectorsMatchThePodLabels(String name) {
         Overlay o = Overlay.render(name);
         Map<String, String> pod = o.podTemplate().getMetadata().getLabels();
@@ -117,7 +120,9 @@ class ManifestsTest {
                 "app.kubernetes.io/component")) {
             assertNotNull(pod.get(label), "pod template lacks " + label);
         }
-        assertSelects(o.service().getSpec().getSelector(), pod, "Service");
+        for (Service svc : o.all(Service.class)) {
+            assertSelects(svc.getSpec().getSelector(), pod, "Service");
+        }
         for (PodDisruptionBudget pdb : o.all(PodDisruptionBudget.class)) {
             assertSelects(pdb.getSpec().getSelector(), pod, "PodDisruptionBudget");
         }
@@ -137,7 +142,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void portsAgreeAcrossConfigMapContainerServiceAndPolicy(String name) {
         Overlay o = Overlay.render(name);
         for (Container c : o.containers()) {
@@ -154,9 +159,8 @@ class ManifestsTest {
         Set<Integer> metricsPorts = new HashSet<>();
         o.containers().forEach(c -> metricsPorts.add(Overlay.portsByRole(c).get("metrics")));
 
-        Service svc = o.service();
         Map<String, Integer> servicePorts = new HashMap<>();
-        for (ServicePort p : svc.getSpec().getPorts()) {
+        for (ServicePort p : o.all(Service.class).stream().flatMap(svc -> svc.getSpec().getPorts().stream()).toList()) {
             IntOrString target = p.getTargetPort();
             int targetNumber = target.getStrVal() != null ? container.getOrDefault(target.getStrVal(), -1)
                     : target.getIntVal();
@@ -164,6 +168,9 @@ class ManifestsTest {
                     + target);
             assertEquals("TCP", p.getProtocol());
             servicePorts.put(p.getName(), p.getPort());
+        }
+        if (o.workload().getKind().equals("JobSet")) {
+            servicePorts.putAll(container); // JobSet's own headless Service: DNS names only, no ports to match
         }
         assertEquals(container, servicePorts, "the Service exposes exactly the ports of the pod's containers");
 
@@ -205,18 +212,27 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void discoveryUsesTheHeadlessService(String name) {
         Overlay o = Overlay.render(name);
+        assertEquals("kubernetes", o.settings().get("KOLO_DISCOVERY"));
+        String dns = o.settings().get("KOLO_SERVICE_DNS");
+        String svcName = o.discoveryServiceName();
+        assertTrue(dns.equals(svcName) || dns.matches(Pattern.quote(svcName) + "\\.[a-z0-9-]+\\.svc(\\..+)?"),
+                "KOLO_SERVICE_DNS '" + dns + "' names the Service '" + svcName + "'");
+        if (o.workload().getKind().equals("JobSet")) {
+            // JobSet's Service: named after the JobSet (no subdomain set), listing pods before they are ready.
+            var network = Manifests.JSON.valueToTree(o.workload()).path("spec").path("network");
+            assertTrue(network.path("subdomain").isMissingNode(), "the Service is named after the JobSet");
+            assertTrue(network.path("publishNotReadyAddresses").asBoolean(false), "workers must find each other "
+                    + "before they are ready");
+            assertTrue(network.path("enableDNSHostnames").asBoolean(false));
+            return;
+        }
         Service svc = o.service();
         assertEquals("None", svc.getSpec().getClusterIP(), "headless");
         assertEquals(Boolean.TRUE, svc.getSpec().getPublishNotReadyAddresses(),
                 "workers must find each other before they are ready");
-        assertEquals("kubernetes", o.settings().get("KOLO_DISCOVERY"));
-        String dns = o.settings().get("KOLO_SERVICE_DNS");
-        String svcName = svc.getMetadata().getName();
-        assertTrue(dns.equals(svcName) || dns.matches(Pattern.quote(svcName) + "\\.[a-z0-9-]+\\.svc(\\..+)?"),
-                "KOLO_SERVICE_DNS '" + dns + "' names the Service '" + svcName + "'");
         if (o.workload() instanceof StatefulSet s) {
             assertEquals(svcName, s.getSpec().getServiceName(), "StatefulSet serviceName");
         } else {
@@ -225,7 +241,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void probesUseTheWorkersHealthEndpoints(String name) {
         Overlay o = Overlay.render(name);
         for (Container c : o.containers()) {
@@ -265,7 +281,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void configMapAndSecretHoldOnlySettingsTheWorkerReads(String name) {
         Overlay o = Overlay.render(name);
         Set<String> allowed = KoloSettings.allowed();
@@ -307,7 +323,7 @@ class ManifestsTest {
 
     /** The worker's own reader accepts the ConfigMap plus the pod environment and reads the values we meant. */
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void theWorkerReadsTheSettings(String name) {
         Overlay o = Overlay.render(name);
         int firstClusterPort = Overlay.portsByRole(o.worker()).get("hazelcast");
@@ -347,7 +363,7 @@ class ManifestsTest {
      * the worker takes as its default --checkpoint-dir.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void theSampleTrainsElasticOrFixedAsTheOverlayMeans(String name) {
         Overlay o = Overlay.render(name);
         Map<String, String> props = new HashMap<>();
@@ -363,7 +379,10 @@ class ManifestsTest {
                     + TrainingJob.LEAVE_TIMEOUT.toSeconds() + " s for its next commit, then flushes its checkpoint and "
                     + "leaves the cluster, within the grace period (" + grace + " s)");
         } else {
-            List<PodFailurePolicyRule> rules = o.one(Job.class).getSpec().getPodFailurePolicy().getRules();
+            assertTrue(grace >= TrainingJob.LEAVE_TIMEOUT.toSeconds() + 30, "a SIGTERMed fixed job stops at its next "
+                    + "step, rank 0 checkpoints it: a worker waits up to " + TrainingJob.LEAVE_TIMEOUT.toSeconds()
+                    + " s for that, within the grace period (" + grace + " s)");
+            List<PodFailurePolicyRule> rules = o.jobSpec().getPodFailurePolicy().getRules();
             assertTrue(rules.stream().noneMatch(r -> r.getAction().equals("FailJob") && r.getOnExitCodes() != null
                     && r.getOnExitCodes().getValues().contains(ElasticJobFailedException.EXIT_STATUS)),
                     "the survivors of a lost worker exit with " + ElasticJobFailedException.EXIT_STATUS
@@ -372,7 +391,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void podSurvivesAndLeavesGracefully(String name) {
         Overlay o = Overlay.render(name);
         for (Container c : o.containers()) {
@@ -423,7 +442,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void resourcesAreGuaranteedAndTheJvmFitsTheLimit(String name) {
         Overlay o = Overlay.render(name);
         for (Container c : o.containers()) {
@@ -452,7 +471,9 @@ class ManifestsTest {
             defined.add(e.getName());
             byName.put(e.getName(), e);
         }
-        String opts = byName.get("JAVA_TOOL_OPTIONS").getValue();
+        // The image's JAVA_TOOL_OPTIONS hold Kolo's JVM options: a pod that set them would replace them.
+        assertNull(byName.get("JAVA_TOOL_OPTIONS"), c.getName() + ": the memory flags go in JDK_JAVA_OPTIONS");
+        String opts = byName.get("JDK_JAVA_OPTIONS").getValue();
         Matcher heap = Pattern.compile("-XX:MaxRAMPercentage=([0-9.]+)").matcher(opts);
         assertTrue(heap.find(), opts);
         double heapFraction = Double.parseDouble(heap.group(1)) / 100;
@@ -474,7 +495,7 @@ class ManifestsTest {
 
     /** Kubernetes refuses a pod whose containers share a name, a port name or a port number. */
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void containerNamesAndPortsAreUniqueInThePod(String name) {
         Overlay o = Overlay.render(name);
         List<String> names = new ArrayList<>();
@@ -498,7 +519,7 @@ class ManifestsTest {
      * more workers per pod writes its pod count itself, and this catches the two drifting apart.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"elastic", "job", "two-per-pod"})
+    @ValueSource(strings = {"elastic", "job", "two-per-pod", "jobset"})
     void podsTimesWorkersPerPodIsKoloNp(String name) {
         assertPodsTimesWorkersPerPodIsKoloNp(Overlay.render(name));
     }
@@ -509,9 +530,9 @@ class ManifestsTest {
             assertEquals(o.np(), s.getSpec().getReplicas() * workersPerPod, o.name + ": replicas " + s.getSpec()
                     .getReplicas() + " x " + workersPerPod + " workers per pod = KOLO_NP");
         } else {
-            Job j = (Job) o.workload();
-            assertEquals(o.np(), j.getSpec().getCompletions() * workersPerPod, o.name + ": completions x workers");
-            assertEquals(o.np(), j.getSpec().getParallelism() * workersPerPod, o.name + ": parallelism x workers");
+            var j = o.jobSpec();
+            assertEquals(o.np(), j.getCompletions() * workersPerPod, o.name + ": completions x workers");
+            assertEquals(o.np(), j.getParallelism() * workersPerPod, o.name + ": parallelism x workers");
         }
     }
 
@@ -531,17 +552,18 @@ class ManifestsTest {
         assertNull(pdb.getSpec().getMinAvailable());
     }
 
-    @Test
-    void jobOverlayIsAnIndexedJobWithAFailurePolicy() {
-        Overlay o = Overlay.render("job");
-        Job j = o.one(Job.class);
-        assertEquals("Indexed", j.getSpec().getCompletionMode());
-        assertEquals(o.np(), j.getSpec().getCompletions(), "completions = KOLO_NP");
-        assertEquals(o.np(), j.getSpec().getParallelism(), "all workers at once");
+    @ParameterizedTest
+    @ValueSource(strings = {"job", "jobset"})
+    void jobOverlayIsAnIndexedJobWithAFailurePolicy(String name) {
+        Overlay o = Overlay.render(name);
+        var spec = o.jobSpec();
+        assertEquals("Indexed", spec.getCompletionMode());
+        assertEquals(o.np(), spec.getCompletions(), "completions = KOLO_NP");
+        assertEquals(o.np(), spec.getParallelism(), "all workers at once");
         assertFalse(o.settings().containsKey("KOLO_MIN_NP"), "a run-to-completion job is not elastic");
-        assertEquals("Never", j.getSpec().getTemplate().getSpec().getRestartPolicy(),
+        assertEquals("Never", spec.getTemplate().getSpec().getRestartPolicy(),
                 "podFailurePolicy needs restartPolicy Never");
-        List<PodFailurePolicyRule> rules = j.getSpec().getPodFailurePolicy().getRules();
+        List<PodFailurePolicyRule> rules = spec.getPodFailurePolicy().getRules();
         assertTrue(rules.stream().anyMatch(r -> r.getAction().equals("Ignore") && r.getOnPodConditions() != null
                 && r.getOnPodConditions().stream().anyMatch(c -> c.getType().equals("DisruptionTarget"))),
                 "node failures and drains do not count against the backoff limit");
@@ -553,10 +575,15 @@ class ManifestsTest {
                 && r.getOnExitCodes().getValues().contains(dev.kolo.runtime.KoloConfigurationException.EXIT_STATUS)),
                 "a configuration error (exit " + dev.kolo.runtime.KoloConfigurationException.EXIT_STATUS
                         + ") fails the job at once instead of restarting pods up to the backoff limit");
-        assertNull(j.getSpec().getBackoffLimit(), "retries are counted per index, not per pod: one lost worker "
+        assertNull(spec.getBackoffLimit(), "retries are counted per index, not per pod: one lost worker "
                 + "fails all KOLO_NP pods of a round, so a pod count would have to follow KOLO_NP");
-        assertTrue(j.getSpec().getBackoffLimitPerIndex() >= 1, "a round of failures may be retried");
-        assertEquals(0, j.getSpec().getMaxFailedIndexes(), "an index out of retries fails the job at once");
+        assertTrue(spec.getBackoffLimitPerIndex() >= 1, "a round of failures may be retried");
+        assertEquals(0, spec.getMaxFailedIndexes(), "an index out of retries fails the job at once");
+        assertTrue(rules.stream().anyMatch(r -> r.getAction().equals("Ignore") && r.getOnExitCodes() != null
+                && r.getOnExitCodes().getContainerName().equals(o.worker().getName())
+                && r.getOnExitCodes().getValues().equals(List.of(ElasticJobFailedException.STOPPED_STATUS))),
+                "a job stopped as asked, its step checkpointed (exit " + ElasticJobFailedException.STOPPED_STATUS
+                        + "), is a disruption: the recreated pods resume from that step");
         assertEquals(List.of(), o.all(PodDisruptionBudget.class), "evicting the workers of a fixed job one at a "
                 + "time would restart it once per worker");
     }

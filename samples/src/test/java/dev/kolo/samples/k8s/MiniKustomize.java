@@ -14,19 +14,24 @@ import java.util.Set;
 /**
  * The subset of kustomize that k8s-manifests/ uses, so the overlays render on machines without
  * kustomize: {@code resources} (files and kustomization folders, such as an overlay built on another);
- * {@code configMapGenerator} from files with a fixed name; {@code components} whose {@code replacements} copy a
- * value, whole or as one delimiter-separated part, into fields of selected resources; and {@code patches}, each
- * a file ({@code path}) or inline ({@code patch}), optionally with a {@code target} kind, holding either a
- * strategic-merge patch of maps only (for maps, strategic merge and JSON merge agree) or a JSON patch (a list of
- * operations, with a {@code target}; {@link JsonPatch} lists the operations). Steps run in kustomize's order:
- * resources, generators, components, patches. Anything else is rejected, so an overlay that grows past this
- * subset fails the tests rather than being rendered wrongly; where kubectl is installed, {@link KustomizeTest}
- * also checks this renderer against {@code kubectl kustomize}.
+ * {@code configMapGenerator} from files, or merging literals into a ConfigMap, with a fixed name;
+ * {@code secretGenerator} from env files with a fixed name; {@code components}, each with resources, patches and
+ * {@link Replacements replacements} of its own; {@code patches}, each a file ({@code path}) or inline
+ * ({@code patch}), optionally with a {@code target} kind (one that selects nothing patches nothing, as in
+ * kustomize), holding either a strategic-merge patch of maps only (for maps, strategic merge and JSON merge agree;
+ * {@code $patch: delete} removes the target) or a JSON patch (a list of operations, with a {@code target};
+ * {@link JsonPatch} lists the operations); and {@code replacements}. Steps run in kustomize's order: resources,
+ * generators, components, patches, replacements; resources annotated {@code config.kubernetes.io/local-config} are
+ * read but not output. Anything else is rejected, so an overlay that grows past this subset fails the tests rather
+ * than being rendered wrongly; {@link KustomizeTest} also checks this renderer against {@code kubectl kustomize}.
  */
 final class MiniKustomize {
     static final Set<String> SUPPORTED_KEYS = Set.of("apiVersion", "kind", "resources", "patches", "components",
-            "configMapGenerator");
-    static final Set<String> SUPPORTED_COMPONENT_KEYS = Set.of("apiVersion", "kind", "replacements");
+            "configMapGenerator", "secretGenerator", "replacements");
+    static final Set<String> SUPPORTED_COMPONENT_KEYS = Set.of("apiVersion", "kind", "resources", "patches",
+            "replacements");
+    /** Kustomize reads a resource so annotated (a replacement's source, say) and leaves it out of its output. */
+    static final String LOCAL_CONFIG = "config.kubernetes.io/local-config";
 
     private MiniKustomize() {
     }
@@ -37,6 +42,29 @@ final class MiniKustomize {
         ObjectNode k = kustomization(dir);
         checkKustomization(k, file);
         Map<String, ObjectNode> accumulated = new LinkedHashMap<>();
+        addResources(k, dir, file, accumulated);
+        for (JsonNode g : k.path("configMapGenerator")) {
+            ObjectNode cm = generateConfigMap(dir, g, file);
+            if (g.path("behavior").asText("create").equals("merge")) {
+                mergeInto(accumulated, cm, file);
+            } else {
+                add(accumulated, cm, file);
+            }
+        }
+        for (JsonNode g : k.path("secretGenerator")) {
+            add(accumulated, generateSecret(dir, g, file), file);
+        }
+        Map<String, ObjectNode> rendered = accumulated;
+        for (JsonNode c : k.path("components")) {
+            rendered = applyComponent(dir.resolve(c.asText()).normalize(), rendered);
+        }
+        rendered = transform(k, dir, file, rendered);
+        rendered.values().removeIf(d -> d.path("metadata").path("annotations").path(LOCAL_CONFIG).asText()
+                .equals("true"));
+        return rendered;
+    }
+
+    private static void addResources(ObjectNode k, Path dir, Path file, Map<String, ObjectNode> accumulated) {
         for (JsonNode r : k.path("resources")) {
             Path p = dir.resolve(r.asText()).normalize();
             List<ObjectNode> loaded = new ArrayList<>();
@@ -47,17 +75,18 @@ final class MiniKustomize {
             }
             loaded.forEach(d -> add(accumulated, d, file));
         }
-        for (JsonNode g : k.path("configMapGenerator")) {
-            add(accumulated, generateConfigMap(dir, g, file), file);
-        }
-        for (JsonNode c : k.path("components")) {
-            applyComponent(dir.resolve(c.asText()).normalize(), accumulated);
-        }
-        Map<String, ObjectNode> rendered = rekeyed(accumulated);
+    }
+
+    /** A kustomization's or a component's own transformers, in kustomize's order: patches, then replacements. */
+    private static Map<String, ObjectNode> transform(ObjectNode k, Path dir, Path file, Map<String, ObjectNode> in) {
+        Map<String, ObjectNode> rendered = rekeyed(in);
         for (JsonNode patchRef : k.path("patches")) {
             patch(rendered, patchRef, dir, file);
         }
-        return rendered;
+        for (JsonNode r : k.path("replacements")) {
+            Replacements.apply(r, rendered.values(), file);
+        }
+        return rekeyed(rendered);
     }
 
     /** One entry of {@code patches}: a strategic-merge patch or a JSON patch, from a file or inline. */
@@ -89,6 +118,13 @@ final class MiniKustomize {
         for (JsonNode doc : docs) {
             require(doc.isObject(), where + ": a patch is a resource or a list of JSON patch operations");
             ObjectNode patch = (ObjectNode) doc;
+            if (patch.path("$patch").asText().equals("delete")) {
+                List<ObjectNode> gone = targetKind == null ? List.of(rendered.get(id(patch)))
+                        : ofKind(rendered, targetKind, where);
+                require(!gone.contains(null), where + ": patch target " + id(patch) + " not found");
+                gone.forEach(d -> rendered.remove(id(d)));
+                continue;
+            }
             List<ObjectNode> targets = new ArrayList<>();
             if (targetKind == null) {
                 ObjectNode t = rendered.get(id(patch));
@@ -105,10 +141,9 @@ final class MiniKustomize {
         }
     }
 
+    /** @return the resources of {@code kind}: none is no error (kustomize patches nothing then) */
     private static List<ObjectNode> ofKind(Map<String, ObjectNode> rendered, String kind, String where) {
-        List<ObjectNode> out = rendered.values().stream().filter(d -> d.path("kind").asText().equals(kind)).toList();
-        require(!out.isEmpty(), where + ": no resource of kind " + kind + " to patch");
-        return out;
+        return rendered.values().stream().filter(d -> d.path("kind").asText().equals(kind)).toList();
     }
 
     /** @return the YAML documents of {@code text}, mappings or lists, empty documents dropped */
@@ -147,154 +182,100 @@ final class MiniKustomize {
         return out;
     }
 
-    /** A ConfigMap whose keys are the files' names and values their contents; the name has no hash suffix. */
+    /**
+     * A ConfigMap whose keys are the files' names and values their contents, or the given literals; the name has no
+     * hash suffix.
+     */
     private static ObjectNode generateConfigMap(Path dir, JsonNode g, Path file) {
-        g.fieldNames().forEachRemaining(f -> require(Set.of("name", "files", "options").contains(f),
-                file + ": configMapGenerator field '" + f + "' is outside the supported subset (name, files, options)"));
-        JsonNode options = g.path("options");
-        options.fieldNames().forEachRemaining(f -> require(Set.of("disableNameSuffixHash", "labels").contains(f),
-                file + ": configMapGenerator option '" + f + "' is outside the supported subset"));
-        require(options.path("disableNameSuffixHash").asBoolean(false), file
-                + ": configMapGenerator needs disableNameSuffixHash: true here (MiniKustomize does not compute hashes)");
-        ObjectNode cm = Manifests.JSON.createObjectNode();
-        cm.put("apiVersion", "v1");
-        cm.put("kind", "ConfigMap");
-        ObjectNode meta = cm.putObject("metadata");
-        meta.put("name", g.path("name").asText());
-        if (options.has("labels")) {
-            meta.set("labels", options.get("labels").deepCopy());
-        }
+        g.fieldNames().forEachRemaining(f -> require(Set.of("name", "files", "literals", "behavior", "options")
+                .contains(f), file + ": configMapGenerator field '" + f + "' is outside the supported subset (name, "
+                + "files, literals, behavior, options)"));
+        require(Set.of("create", "merge").contains(g.path("behavior").asText("create")), file + ": behavior");
+        ObjectNode cm = generated("ConfigMap", g, file);
         ObjectNode data = cm.putObject("data");
         for (JsonNode f : g.path("files")) {
             require(!f.asText().contains("="), file + ": key=path file entries are outside the supported subset");
             Path p = dir.resolve(f.asText()).normalize();
-            try {
-                data.put(p.getFileName().toString(), Files.readString(p));
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
+            data.put(p.getFileName().toString(), read(p));
+        }
+        for (JsonNode l : g.path("literals")) {
+            String kv = l.asText();
+            require(kv.indexOf('=') > 0, file + ": a literal is KEY=VALUE: " + kv);
+            data.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
         }
         return cm;
     }
 
-    private static void applyComponent(Path dir, Map<String, ObjectNode> resources) {
+    /** A Secret (type Opaque) from env files: each KEY=VALUE line a key, its value base64-encoded. */
+    private static ObjectNode generateSecret(Path dir, JsonNode g, Path file) {
+        g.fieldNames().forEachRemaining(f -> require(Set.of("name", "envs", "options").contains(f), file
+                + ": secretGenerator field '" + f + "' is outside the supported subset (name, envs, options)"));
+        ObjectNode secret = generated("Secret", g, file);
+        ObjectNode data = secret.putObject("data");
+        for (JsonNode env : g.path("envs")) {
+            Path p = dir.resolve(env.asText()).normalize();
+            require(Files.isRegularFile(p), file + ": the secret's env file " + p + " is missing; make it as "
+                    + "k8s-manifests/secret/kustomization.yaml says");
+            for (String line : read(p).split("\n")) {
+                String kv = line.strip();
+                if (kv.isEmpty() || kv.startsWith("#")) {
+                    continue;
+                }
+                require(kv.indexOf('=') > 0, p + ": not a KEY=VALUE line");
+                data.put(kv.substring(0, kv.indexOf('=')), java.util.Base64.getEncoder().encodeToString(
+                        kv.substring(kv.indexOf('=') + 1).getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            }
+        }
+        secret.put("type", "Opaque");
+        return secret;
+    }
+
+    /** The generated resource's apiVersion, kind and metadata, its options checked. */
+    private static ObjectNode generated(String kind, JsonNode g, Path file) {
+        JsonNode options = g.path("options");
+        options.fieldNames().forEachRemaining(f -> require(Set.of("disableNameSuffixHash", "labels").contains(f),
+                file + ": generator option '" + f + "' is outside the supported subset"));
+        require(options.path("disableNameSuffixHash").asBoolean(false), file
+                + ": a generator needs disableNameSuffixHash: true here (MiniKustomize does not compute hashes)");
+        ObjectNode r = Manifests.JSON.createObjectNode();
+        r.put("apiVersion", "v1");
+        r.put("kind", kind);
+        ObjectNode meta = r.putObject("metadata");
+        meta.put("name", g.path("name").asText());
+        if (options.has("labels")) {
+            meta.set("labels", options.get("labels").deepCopy());
+        }
+        return r;
+    }
+
+    /** {@code behavior: merge}: the generated data joins the existing ConfigMap of that name. */
+    private static void mergeInto(Map<String, ObjectNode> resources, ObjectNode cm, Path file) {
+        ObjectNode target = resources.get(id(cm));
+        require(target != null, file + ": configMapGenerator merges into " + id(cm) + ", which is not there");
+        ObjectNode data = target.has("data") ? (ObjectNode) target.get("data") : target.putObject("data");
+        data.setAll((ObjectNode) cm.get("data"));
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** A component: its resources join, then its patches and replacements run over everything so far. */
+    private static Map<String, ObjectNode> applyComponent(Path dir, Map<String, ObjectNode> resources) {
         Path file = dir.resolve("kustomization.yaml");
         ObjectNode c = kustomization(dir);
         c.fieldNames().forEachRemaining(f -> require(SUPPORTED_COMPONENT_KEYS.contains(f), file + ": '" + f
                 + "' is outside the subset MiniKustomize renders in a component (" + SUPPORTED_COMPONENT_KEYS + ")"));
         require(c.path("apiVersion").asText().equals("kustomize.config.k8s.io/v1alpha1"), file + ": apiVersion");
         require(c.path("kind").asText().equals("Component"), file + ": kind");
-        for (JsonNode r : c.path("replacements")) {
-            replace(r, resources.values(), file);
-        }
-    }
-
-    /** One replacement: the source's value, read once, into every field path of every selected resource. */
-    private static void replace(JsonNode r, java.util.Collection<ObjectNode> resources, Path file) {
-        JsonNode src = r.path("source");
-        src.fieldNames().forEachRemaining(f -> require(Set.of("kind", "name", "fieldPath").contains(f),
-                file + ": replacement source field '" + f + "' is outside the supported subset"));
-        List<ObjectNode> sources = resources.stream().filter(d -> d.path("kind").asText().equals(src.path("kind")
-                .asText()) && d.path("metadata").path("name").asText().equals(src.path("name").asText())).toList();
-        require(sources.size() == 1, file + ": replacement source " + src + " matches " + sources.size()
-                + " resources");
-        List<JsonNode> found = find(sources.get(0), src.path("fieldPath").asText());
-        require(found.size() == 1 && found.get(0).isValueNode(), file + ": replacement source " + src
-                + " is not one value");
-        String value = found.get(0).asText();
-        for (JsonNode t : r.path("targets")) {
-            JsonNode select = t.path("select");
-            select.fieldNames().forEachRemaining(f -> require(f.equals("kind"), file + ": select field '" + f
-                    + "' is outside the supported subset (kind)"));
-            JsonNode options = t.path("options");
-            options.fieldNames().forEachRemaining(f -> require(Set.of("delimiter", "index").contains(f),
-                    file + ": replacement option '" + f + "' is outside the supported subset"));
-            for (ObjectNode d : resources) {
-                if (select.has("kind") && !d.path("kind").asText().equals(select.path("kind").asText())) {
-                    continue;
-                }
-                for (JsonNode fp : t.path("fieldPaths")) {
-                    replaceAt(d, fp.asText(), value, options, file);
-                }
-            }
-        }
-    }
-
-    private static void replaceAt(ObjectNode d, String fieldPath, String value, JsonNode options, Path file) {
-        List<String> segments = segments(fieldPath);
-        List<JsonNode> parents = find(d, String.join(".", segments.subList(0, segments.size() - 1)));
-        String last = segments.get(segments.size() - 1);
-        require(!parents.isEmpty(), file + ": unable to find field \"" + fieldPath + "\" in " + id(d));
-        for (JsonNode parent : parents) {
-            String key = last.startsWith("[") ? last.substring(1, last.length() - 1) : last;
-            require(parent instanceof ObjectNode && parent.has(key) && parent.get(key).isValueNode(),
-                    file + ": unable to find field \"" + fieldPath + "\" in " + id(d));
-            ObjectNode map = (ObjectNode) parent;
-            JsonNode old = map.get(key);
-            String replaced = value;
-            if (options.has("delimiter")) {
-                String delimiter = options.get("delimiter").asText();
-                String[] parts = old.asText().split(java.util.regex.Pattern.quote(delimiter), -1);
-                int index = options.path("index").asInt(0);
-                require(index >= 0 && index < parts.length, file + ": index " + index + " outside '" + old.asText()
-                        + "'");
-                parts[index] = value;
-                replaced = String.join(delimiter, parts);
-            }
-            if (old.isIntegralNumber()) {
-                map.put(key, Integer.parseInt(replaced));
-            } else {
-                map.put(key, replaced);
-            }
-        }
-    }
-
-    /** @return the nodes at a kustomize field path: keys, {@code [key.with.dots]}, indexes, {@code [field=value]} */
-    private static List<JsonNode> find(JsonNode root, String fieldPath) {
-        List<JsonNode> at = List.of(root);
-        for (String s : fieldPath.isEmpty() ? List.<String>of() : segments(fieldPath)) {
-            List<JsonNode> next = new ArrayList<>();
-            for (JsonNode n : at) {
-                if (s.startsWith("[") && s.contains("=")) {
-                    String field = s.substring(1, s.indexOf('='));
-                    String wanted = s.substring(s.indexOf('=') + 1, s.length() - 1);
-                    n.forEach(e -> {
-                        if (n.isArray() && e.path(field).asText().equals(wanted)) {
-                            next.add(e);
-                        }
-                    });
-                } else if (n.isArray() && s.chars().allMatch(Character::isDigit)) {
-                    if (n.has(Integer.parseInt(s))) {
-                        next.add(n.get(Integer.parseInt(s)));
-                    }
-                } else {
-                    String key = s.startsWith("[") ? s.substring(1, s.length() - 1) : s;
-                    if (n.isObject() && n.has(key)) {
-                        next.add(n.get(key));
-                    }
-                }
-            }
-            at = next;
-        }
-        return at;
-    }
-
-    /** Splits at dots outside brackets. */
-    private static List<String> segments(String fieldPath) {
-        List<String> out = new ArrayList<>();
-        StringBuilder cur = new StringBuilder();
-        int depth = 0;
-        for (char c : fieldPath.toCharArray()) {
-            if (c == '.' && depth == 0) {
-                out.add(cur.toString());
-                cur.setLength(0);
-                continue;
-            }
-            depth += c == '[' ? 1 : c == ']' ? -1 : 0;
-            cur.append(c);
-        }
-        out.add(cur.toString());
-        return out;
+        checkPatches(c, file);
+        Map<String, ObjectNode> all = new LinkedHashMap<>(resources);
+        addResources(c, dir, file, all);
+        return transform(c, dir, file, all);
     }
 
     static void checkKustomization(ObjectNode k, Path file) {
@@ -306,7 +287,12 @@ final class MiniKustomize {
         });
         require(k.path("apiVersion").asText().equals("kustomize.config.k8s.io/v1beta1"), file + ": apiVersion");
         require(k.path("kind").asText().equals("Kustomization"), file + ": kind");
-        require(k.path("resources").isArray() || k.has("configMapGenerator"), file + ": resources must be a list");
+        require(k.path("resources").isArray() || k.has("configMapGenerator") || k.has("secretGenerator"),
+                file + ": resources must be a list");
+        checkPatches(k, file);
+    }
+
+    private static void checkPatches(ObjectNode k, Path file) {
         for (JsonNode p : k.path("patches")) {
             Iterator<String> names = p.fieldNames();
             while (names.hasNext()) {
@@ -343,7 +329,7 @@ final class MiniKustomize {
         });
     }
 
-    private static void require(boolean ok, String message) {
+    static void require(boolean ok, String message) {
         if (!ok) {
             throw new IllegalArgumentException(message);
         }

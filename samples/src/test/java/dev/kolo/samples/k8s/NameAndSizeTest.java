@@ -18,7 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -109,17 +108,7 @@ class NameAndSizeTest {
      *         base/configmap.yaml, and the pod count of overlays/two-per-pod, which KOLO_NP cannot reach
      */
     static Path renamedCopy(Path tmp) throws IOException {
-        Path copy = tmp.resolve("k8s-manifests");
-        try (Stream<Path> files = Files.walk(Manifests.manifestsDir())) {
-            for (Path f : files.toList()) {
-                Path to = copy.resolve(Manifests.manifestsDir().relativize(f).toString());
-                if (Files.isDirectory(f)) {
-                    Files.createDirectories(to);
-                } else {
-                    Files.copy(f, to);
-                }
-            }
-        }
+        Path copy = Manifests.copyTree(Manifests.manifestsDir(), tmp.resolve("k8s-manifests"));
         Path cm = copy.resolve("base/configmap.yaml");
         String text = Files.readString(cm);
         String renamed = text.replaceFirst("(?m)^  KOLO_JOB: .*$", "  KOLO_JOB: " + NAME)

@@ -1,5 +1,6 @@
 package dev.kolo.samples.k8s;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
@@ -11,6 +12,8 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.batch.v1.JobSpec;
+import io.fabric8.kubernetes.api.model.batch.v1.JobTemplateSpec;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.PodMonitor;
@@ -37,14 +40,24 @@ final class Overlay {
     }
 
     private static Overlay renderNow(String name) {
-        return renderFrom(Manifests.manifestsDir(), name);
+        return renderFrom(Manifests.renderableDir(), name);
     }
 
     /** @return overlay {@code name} of a copy of k8s-manifests/ at {@code manifests}, rendered and parsed */
     static Overlay renderFrom(Path manifests, String name) {
-        Path dir = manifests.resolve("overlays").resolve(name);
-        List<ObjectNode> docs = List.copyOf(MiniKustomize.render(dir).values());
-        return new Overlay(name, Manifests.parseAll(docs, "overlays/" + name + ":"));
+        return renderPath(manifests, "overlays/" + name, name);
+    }
+
+    /** @return the kustomization at {@code relative} in a copy of k8s-manifests/ (trainer/job...), rendered, parsed */
+    static Overlay renderPath(Path manifests, String relative, String name) {
+        List<ObjectNode> docs = List.copyOf(MiniKustomize.render(manifests.resolve(relative)).values());
+        return new Overlay(name, Manifests.parseAll(docs, relative + ":"));
+    }
+
+    /** @return the rendered resources as JSON, for the kinds without a model class (JobSet, TrainJob...) */
+    List<JsonNode> json(String kind) {
+        return resources.stream().filter(r -> r.getKind().equals(kind)).map(r -> (JsonNode) Manifests.JSON
+                .valueToTree(r)).toList();
     }
 
     <T extends HasMetadata> List<T> all(Class<T> type) {
@@ -76,6 +89,12 @@ final class Overlay {
         return one(Service.class);
     }
 
+    /** @return the headless Service discovery asks: base/'s, or the one JobSet makes, named after the JobSet */
+    String discoveryServiceName() {
+        HasMetadata w = workload();
+        return w.getKind().equals("JobSet") ? w.getMetadata().getName() : service().getMetadata().getName();
+    }
+
     PersistentVolumeClaim checkpointClaim() {
         return one(PersistentVolumeClaim.class);
     }
@@ -92,18 +111,35 @@ final class Overlay {
         return one(PodMonitor.class);
     }
 
-    /** @return the workload: the StatefulSet or the Job */
+    /** @return the workload: the StatefulSet, the Job, or the JobSet (a generic resource) */
     HasMetadata workload() {
-        List<HasMetadata> w = resources.stream().filter(r -> r instanceof StatefulSet || r instanceof Job).toList();
+        List<HasMetadata> w = resources.stream().filter(r -> r instanceof StatefulSet || r instanceof Job
+                || r.getKind().equals("JobSet")).toList();
         if (w.size() != 1) {
-            throw new AssertionError("overlay " + name + ": expected one StatefulSet or Job, found " + w.size());
+            throw new AssertionError("overlay " + name + ": expected one StatefulSet, Job or JobSet, found " + w.size());
         }
         return w.get(0);
     }
 
+    /** @return the Job's spec: the Job's, or that of the JobSet's one replicated job */
+    JobSpec jobSpec() {
+        HasMetadata w = workload();
+        return w instanceof Job j ? j.getSpec() : jobSetJob(w).getSpec();
+    }
+
+    /** @return the template of a JobSet's one replicated job, as the Kubernetes model (validated when rendered) */
+    static JobTemplateSpec jobSetJob(HasMetadata jobSet) {
+        JsonNode jobs = Manifests.JSON.valueToTree(jobSet).path("spec").path("replicatedJobs");
+        if (jobs.size() != 1) {
+            throw new AssertionError(jobSet.getMetadata().getName() + ": expected one replicated job, found "
+                    + jobs.size());
+        }
+        return Manifests.JSON.convertValue(jobs.get(0).path("template"), JobTemplateSpec.class);
+    }
+
     PodTemplateSpec podTemplate() {
         HasMetadata w = workload();
-        return w instanceof StatefulSet s ? s.getSpec().getTemplate() : ((Job) w).getSpec().getTemplate();
+        return w instanceof StatefulSet s ? s.getSpec().getTemplate() : jobSpec().getTemplate();
     }
 
     /** @return the pod's containers: one worker each, the first worker first */
