@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.autotune.Autotuner;
@@ -16,6 +17,7 @@ import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
+import dev.kolo.runtime.internal.dataplane.DataPlanes;
 import dev.kolo.runtime.internal.observability.Observability;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -246,11 +248,81 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         try {
             drive(f, deadline);
             return Deadlines.await(f, deadline);
+        } catch (RuntimeException e) { // leaving without the result: the caller gets its tensors back first
+            if (f instanceof PendingOp op) {
+                op.letGo();
+            }
+            throw e;
         } finally {
             // The program's time blocked in Kolo: its step time minus this is the rank's own work (the status
             // page plots it per rank, so that the rank the others wait for stands out).
             observability.metrics.waited(System.nanoTime() - start);
         }
+    }
+
+    /**
+     * Returns once this rank's engine no longer uses {@code op}'s tensors, for a caller that leaves without the op's
+     * result (interrupted, past its deadline, or the op failed): the step that may be using them (an op on the data
+     * plane, an agreement round) ends first, then the op, if it has not finished, goes on with a private copy
+     * ({@link PendingOp#detach}); the caller may free or reuse its memory as soon as this returns. Nothing is
+     * allocated on the way of an op that completes. Bounded: a step ends within {@code KOLO_OP_TIMEOUT}; past it
+     * the generation is ended, which stops its data plane, and the wait goes on for the data plane's progress
+     * deadline at most. Any thread but the engine's; the interrupt status is kept as it was.
+     *
+     * @throws KoloException if even then the engine has not let go (a bug: the caller must not free the memory)
+     */
+    void letGo(PendingOp op) {
+        if (op.isDone() && !op.isCompletedExceptionally()) {
+            return; // completed with its result: the step that ran it had finished with its tensors
+        }
+        CompletableFuture<Void> released = new CompletableFuture<>();
+        engine.post(() -> {
+            op.detach();
+            released.complete(null);
+        });
+        driver.wake();
+        boolean interrupted = Thread.interrupted();
+        try {
+            KoloConfig config = node.config();
+            interrupted |= awaitReleased(released, config.opTimeout().toNanos());
+            if (!released.isDone()) {
+                abort(op.generation, new KoloException("a caller gave up on '" + op.spec.name + "' and the data plane "
+                        + "still held its tensors after " + config.opTimeout().toSeconds() + " s (KOLO_OP_TIMEOUT): the "
+                        + "generation ends so that it lets go of them"));
+                interrupted |= awaitReleased(released, DataPlanes.progressTimeout(config).toNanos());
+            }
+            if (!released.isDone()) {
+                throw new KoloException("the collective engine did not let go of the tensors of '" + op.spec.name
+                        + "' even after its generation ended: do not free their memory");
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** {@link #letGo} for a future the caller stops waiting for; any other future is left as it is. */
+    public static void abandon(CompletableFuture<?> f) {
+        if (f instanceof PendingOp op) {
+            op.letGo();
+        }
+    }
+
+    /** Drives the engine until {@code released} is done or {@code nanos} have passed. @return whether interrupted */
+    private boolean awaitReleased(CompletableFuture<Void> released, long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        boolean interrupted = false;
+        while (!released.isDone() && System.nanoTime() - deadline < 0) {
+            try {
+                driver.drive(released, deadline);
+            } catch (Deadlines.KoloTimeout e) {
+                break;
+            } catch (KoloInterruptedException e) {
+                interrupted |= Thread.interrupted(); // interrupted again: the memory still comes first
+            }
+        }
+        return interrupted;
     }
 
     /**

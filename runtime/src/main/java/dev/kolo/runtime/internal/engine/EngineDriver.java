@@ -37,7 +37,8 @@ final class EngineDriver {
     private static final long LOCK_POLL_NANOS = 500_000;
     /** An interrupted waiter's message: the op is not withdrawn, since the other ranks may be running it. */
     static final String INTERRUPTED = "interrupted while waiting for a collective; the op stays submitted and runs "
-            + "once every rank has submitted it, its result on this rank discarded";
+            + "once every rank has submitted it, on a copy of its tensors (the caller's are no longer touched), its "
+            + "result on this rank discarded";
 
     private final Engine engine;
     private final RankGeneration.Completion completion;
