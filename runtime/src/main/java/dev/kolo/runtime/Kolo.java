@@ -110,6 +110,11 @@ public final class Kolo extends Collectives implements AutoCloseable {
         return client().cachedSpecs();
     }
 
+    /** For tests: the sizes of this rank's structures kept per tensor name (none may grow with every name). */
+    java.util.Map<String, Integer> perNameSizes() {
+        return client().perNameSizes();
+    }
+
     /** @return this worker's rank in the current generation, 0..size-1 */
     public int rank() {
         return worker.view().self().rank();
