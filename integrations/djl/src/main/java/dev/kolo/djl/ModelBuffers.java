@@ -58,7 +58,10 @@ public final class ModelBuffers {
         exchange.awaitPending();
     }
 
-    /** Forgets a started average without waiting (after another collective of the step failed). */
+    /**
+     * Abandons a started average (after another collective of the step failed): returns once none of its ops reads or
+     * writes the engine's memory ({@link Kolo#abandon}); the next average waits for any still in flight.
+     */
     public void dropAverage() {
         exchange.dropPending();
     }

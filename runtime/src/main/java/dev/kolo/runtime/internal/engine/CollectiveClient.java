@@ -278,21 +278,30 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         if (op.isDone() && !op.isCompletedExceptionally()) {
             return; // completed with its result: the step that ran it had finished with its tensors
         }
+        if (engine.lock.isHeldByCurrentThread()) {
+            op.detach(); // between steps already
+            return;
+        }
         CompletableFuture<Void> released = new CompletableFuture<>();
-        engine.post(() -> {
-            op.detach();
-            released.complete(null);
-        });
-        driver.wake();
+        if (!detachIfFree(op, released)) {
+            // A thread drives the engine: it runs this between its steps (woken if it waits for its peers).
+            engine.post(() -> {
+                if (!released.isDone()) {
+                    op.detach();
+                    released.complete(null);
+                }
+            });
+            driver.wake();
+        }
         boolean interrupted = Thread.interrupted();
         try {
             KoloConfig config = node.config();
-            interrupted |= awaitReleased(released, config.opTimeout().toNanos());
+            interrupted |= awaitReleased(op, released, config.opTimeout().toNanos());
             if (!released.isDone()) {
                 abort(op.generation, new KoloException("a caller gave up on '" + op.spec.name + "' and the data plane "
                         + "still held its tensors after " + config.opTimeout().toSeconds() + " s (KOLO_OP_TIMEOUT): the "
                         + "generation ends so that it lets go of them"));
-                interrupted |= awaitReleased(released, DataPlanes.progressTimeout(config).toNanos());
+                interrupted |= awaitReleased(op, released, DataPlanes.progressTimeout(config).toNanos());
             }
             if (!released.isDone()) {
                 throw new KoloException("the collective engine did not let go of the tensors of '" + op.spec.name
@@ -305,27 +314,47 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         }
     }
 
-    /** {@link #letGo} for a future the caller stops waiting for; any other future is left as it is. */
-    public static void abandon(CompletableFuture<?> f) {
-        if (f instanceof PendingOp op) {
-            op.letGo();
+    /** Detaches {@code op} at once if no thread holds the engine (no step can be using its tensors then). */
+    private boolean detachIfFree(PendingOp op, CompletableFuture<Void> released) {
+        if (!engine.lock.tryLock()) {
+            return false;
         }
+        try {
+            if (!released.isDone()) {
+                op.detach();
+                released.complete(null);
+            }
+        } finally {
+            driver.release();
+        }
+        return true;
     }
 
-    /** Drives the engine until {@code released} is done or {@code nanos} have passed. @return whether interrupted */
-    private boolean awaitReleased(CompletableFuture<Void> released, long nanos) {
+    /**
+     * Waits until {@code released} is done or {@code nanos} have passed, driving the engine meanwhile, or detaching
+     * {@code op} itself whenever the engine is free (a closed worker's, or a generation whose data plane never
+     * opened, has no other thread to run the task). @return whether the thread was interrupted meanwhile
+     */
+    private boolean awaitReleased(PendingOp op, CompletableFuture<Void> released, long nanos) {
         long deadline = System.nanoTime() + nanos;
         boolean interrupted = false;
-        while (!released.isDone() && System.nanoTime() - deadline < 0) {
+        while (!released.isDone() && System.nanoTime() - deadline < 0 && !detachIfFree(op, released)) {
             try {
-                driver.drive(released, deadline);
+                driver.drive(released, Math.min(deadline, System.nanoTime() + EngineDriver.MAX_PARK_NANOS));
             } catch (Deadlines.KoloTimeout e) {
-                break;
+                // look again
             } catch (KoloInterruptedException e) {
                 interrupted |= Thread.interrupted(); // interrupted again: the memory still comes first
             }
         }
         return interrupted;
+    }
+
+    /** {@link #letGo} for a future the caller stops waiting for; any other future is left as it is. */
+    public static void abandon(CompletableFuture<?> f) {
+        if (f instanceof PendingOp op) {
+            op.letGo();
+        }
     }
 
     /**
