@@ -2,7 +2,6 @@ package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
-import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.autotune.Autotuner;
@@ -265,89 +264,12 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
 
     /**
      * Returns once this rank's engine no longer uses {@code op}'s tensors, for a caller that leaves without the op's
-     * result (interrupted, past its deadline, or the op failed): the step that may be using them (an op on the data
-     * plane, an agreement round) ends first, then the op, if it has not finished, goes on with a private copy
-     * ({@link PendingOp#detach}); the caller may free or reuse its memory as soon as this returns. Nothing is
-     * allocated on the way of an op that completes. Bounded: a step ends within {@code KOLO_OP_TIMEOUT}; past it
-     * the generation is ended, which stops its data plane, and the wait goes on for the data plane's progress
-     * deadline at most. Any thread but the engine's; the interrupt status is kept as it was.
-     *
-     * @throws KoloException if even then the engine has not let go (a bug: the caller must not free the memory)
+     * result ({@link EngineDriver#letGo}): within {@code KOLO_OP_TIMEOUT}, past which the generation is ended so that
+     * the data plane lets go, and then within the data plane's progress deadline.
      */
     void letGo(PendingOp op) {
-        if (op.isDone() && !op.isCompletedExceptionally()) {
-            return; // completed with its result: the step that ran it had finished with its tensors
-        }
-        if (engine.lock.isHeldByCurrentThread()) {
-            op.detach(); // between steps already
-            return;
-        }
-        CompletableFuture<Void> released = new CompletableFuture<>();
-        if (!detachIfFree(op, released)) {
-            // A thread drives the engine: it runs this between its steps (woken if it waits for its peers).
-            engine.post(() -> {
-                if (!released.isDone()) {
-                    op.detach();
-                    released.complete(null);
-                }
-            });
-            driver.wake();
-        }
-        boolean interrupted = Thread.interrupted();
-        try {
-            KoloConfig config = node.config();
-            interrupted |= awaitReleased(op, released, config.opTimeout().toNanos());
-            if (!released.isDone()) {
-                abort(op.generation, new KoloException("a caller gave up on '" + op.spec.name + "' and the data plane "
-                        + "still held its tensors after " + config.opTimeout().toSeconds() + " s (KOLO_OP_TIMEOUT): the "
-                        + "generation ends so that it lets go of them"));
-                interrupted |= awaitReleased(op, released, DataPlanes.progressTimeout(config).toNanos());
-            }
-            if (!released.isDone()) {
-                throw new KoloException("the collective engine did not let go of the tensors of '" + op.spec.name
-                        + "' even after its generation ended: do not free their memory");
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** Detaches {@code op} at once if no thread holds the engine (no step can be using its tensors then). */
-    private boolean detachIfFree(PendingOp op, CompletableFuture<Void> released) {
-        if (!engine.lock.tryLock()) {
-            return false;
-        }
-        try {
-            if (!released.isDone()) {
-                op.detach();
-                released.complete(null);
-            }
-        } finally {
-            driver.release();
-        }
-        return true;
-    }
-
-    /**
-     * Waits until {@code released} is done or {@code nanos} have passed, driving the engine meanwhile, or detaching
-     * {@code op} itself whenever the engine is free (a closed worker's, or a generation whose data plane never
-     * opened, has no other thread to run the task). @return whether the thread was interrupted meanwhile
-     */
-    private boolean awaitReleased(PendingOp op, CompletableFuture<Void> released, long nanos) {
-        long deadline = System.nanoTime() + nanos;
-        boolean interrupted = false;
-        while (!released.isDone() && System.nanoTime() - deadline < 0 && !detachIfFree(op, released)) {
-            try {
-                driver.drive(released, Math.min(deadline, System.nanoTime() + EngineDriver.MAX_PARK_NANOS));
-            } catch (Deadlines.KoloTimeout e) {
-                // look again
-            } catch (KoloInterruptedException e) {
-                interrupted |= Thread.interrupted(); // interrupted again: the memory still comes first
-            }
-        }
-        return interrupted;
+        KoloConfig config = node.config();
+        driver.letGo(op, config.opTimeout(), DataPlanes.progressTimeout(config));
     }
 
     /** {@link #letGo} for a future the caller stops waiting for; any other future is left as it is. */

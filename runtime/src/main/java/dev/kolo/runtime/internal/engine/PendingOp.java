@@ -133,7 +133,7 @@ final class PendingOp extends CompletableFuture<Tensor> {
     }
 
     // A waiter that leaves without the result (interrupted, past its deadline, or the op failed) returns only once
-    // the engine no longer uses the op's tensors (CollectiveClient.letGo).
+    // the engine no longer uses the op's tensors (EngineDriver.letGo).
 
     @Override
     public Tensor join() {
