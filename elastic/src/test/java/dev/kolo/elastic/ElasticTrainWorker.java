@@ -12,7 +12,8 @@ import java.nio.file.Path;
  * A worker process for the multi-process tests: trains {@link TrainModel} under {@link Elastic#runOrExit},
  * committing every {@code commitEvery} steps. Prints (prefix {@code ew }):
  * {@code ready}, {@code step}, {@code reset}, {@code done} lines with rank, size, generation, checksums,
- * thread and file-descriptor counts. Settings are system properties {@code ew.*}. Ends itself when its
+ * thread and file-descriptor counts (with {@code ew.pauseAt}, also {@code submitting} before each gradient allreduce
+ * and {@code paused}). Settings are system properties {@code ew.*}. Ends itself when its
  * standard input closes (the test died).
  */
 public final class ElasticTrainWorker {
@@ -38,6 +39,9 @@ public final class ElasticTrainWorker {
         int checkpointEvery = Integer.getInteger("ew.checkpointEvery", 5);
         long sleepMs = Long.getLong("ew.sleepMs", 20);
         String stopFile = System.getProperty("ew.stopFile");
+        // "STEP@RANK": the rank stops before it submits that step's gradient allreduce in the first generation (the
+        // others wait inside theirs), says so, and waits to be killed; every rank says when it submits one.
+        String pauseAt = System.getProperty("ew.pauseAt");
         Kolo kolo = Kolo.init();
         TrainModel m = new TrainModel(dim);
         float[] g = new float[dim];
@@ -59,6 +63,14 @@ public final class ElasticTrainWorker {
                 m.localGradient(step, kolo.rank(), kolo.size(), g);
                 gradBuf.clear();
                 gradBuf.asFloatBuffer().put(g);
+                if (pauseAt != null) {
+                    if (pauseAt.equals((step + 1) + "@" + kolo.rank()) && kolo.generation() == 1) {
+                        System.out.println("ew paused step=" + (step + 1) + " rank=" + kolo.rank());
+                        sleep(Long.MAX_VALUE);
+                    }
+                    System.out.println("ew submitting step=" + (step + 1) + " rank=" + kolo.rank() + " gen="
+                            + kolo.generation());
+                }
                 kolo.allreduceInPlace("grad", grad, ReduceOp.SUM);
                 gradBuf.clear();
                 gradBuf.asFloatBuffer().get(g);

@@ -131,14 +131,26 @@ public abstract sealed class Collectives permits Kolo, ProcessSet {
                     1.0, 0, null, group), t, null, i == ts.size() - 1));
         }
         List<Tensor> results = new ArrayList<>(ts.size());
-        for (int i = 0; i < futures.size(); i++) {
-            try { // submitted before the waits began: each waits from now, as await() does
+        int i = 0;
+        try {
+            for (; i < futures.size(); i++) { // submitted before the waits began: each waits from now, as await() does
                 results.add(client().await(futures.get(i), System.nanoTime() + opTimeout().toNanos()));
-            } catch (Deadlines.KoloTimeout e) {
-                throw timedOut("grouped allreduce '" + name + "/" + i + "'");
             }
+        } catch (Deadlines.KoloTimeout e) {
+            abandonAfter(futures, i);
+            throw timedOut("grouped allreduce '" + name + "/" + i + "'");
+        } catch (RuntimeException e) {
+            abandonAfter(futures, i);
+            throw e;
         }
         return results;
+    }
+
+    /** The group's members after the one whose wait failed: the caller's tensors are let go of before it throws. */
+    private static void abandonAfter(List<CompletableFuture<Tensor>> futures, int failed) {
+        for (int k = failed + 1; k < futures.size(); k++) {
+            CollectiveClient.abandon(futures.get(k));
+        }
     }
 
     /** Blocking {@link #allgatherAsync(String, Tensor)}. */
@@ -261,6 +273,23 @@ public abstract sealed class Collectives permits Kolo, ProcessSet {
         } catch (Deadlines.KoloTimeout e) {
             throw timedOut(what);
         }
+    }
+
+    /**
+     * Stops waiting for one of this worker's asynchronous collectives without its result, e.g. the rest of a
+     * step after another of its ops failed: returns once this rank's data plane no longer reads or writes the
+     * op's tensors (see {@link Kolo}, "A caller's tensors after it stops waiting"), so that their memory may be
+     * freed or reused. The op is not withdrawn, since the other ranks may be running it: it runs once every rank
+     * has submitted it, on a copy of its input made now, and its result on this rank is discarded; its name
+     * stays in flight until then, and {@link #await} on the same future still waits for that. A future that is
+     * done with its result, or not one of Kolo's, is left as it is. Keeps the thread's interrupt status.
+     *
+     * @throws KoloException if the data plane did not let go even after its generation was ended (do not free
+     *                       the memory then)
+     */
+    public void abandon(CompletableFuture<?> future) {
+        java.util.Objects.requireNonNull(future, "future");
+        CollectiveClient.abandon(future);
     }
 
     private KoloException timedOut(String what) {

@@ -4,8 +4,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,9 +51,11 @@ public final class JobSecrets {
     /**
      * The secret on the first line of {@code file} (a trailing carriage return or spaces are dropped).
      *
-     * @throws IllegalArgumentException naming the file when it cannot be read or its first line is no secret
+     * @throws IllegalArgumentException naming the file when other users may read or write it (as ssh refuses a key
+     *     others can read), when it cannot be read, or when its first line is no secret
      */
     public static String readFile(Path file) {
+        refuseOpenToOthers(file);
         List<String> lines;
         try {
             lines = Files.readAllLines(file, StandardCharsets.UTF_8);
@@ -66,5 +70,36 @@ public final class JobSecrets {
                     + secret.length() + "); create one with: head -c 32 /dev/urandom | base64 > " + file);
         }
         return secret;
+    }
+
+    /**
+     * Refuses a file that users other than its owner and group may read or write: every user of the machine could
+     * take the job's secret from it, or put one there. Where the file system has no POSIX modes there is nothing to
+     * check.
+     */
+    private static void refuseOpenToOthers(Path file) {
+        Set<PosixFilePermission> modes;
+        try {
+            modes = Files.getPosixFilePermissions(file);
+        } catch (UnsupportedOperationException e) {
+            return;
+        } catch (IOException e) {
+            return; // the read says why
+        }
+        if (modes.contains(PosixFilePermission.OTHERS_READ) || modes.contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IllegalArgumentException(Settings.JOB_SECRET_FILE.name() + ": " + file + " has mode "
+                    + octal(modes) + ", so every user of this machine may " + (modes.contains(PosixFilePermission
+                    .OTHERS_READ) ? "read" : "write") + " the job secret in it; it is refused. Make it yours alone: "
+                    + "chmod 600 " + file);
+        }
+    }
+
+    /** @return {@code modes} as ls and chmod write them, e.g. {@code 0644} */
+    private static String octal(Set<PosixFilePermission> modes) {
+        int bits = 0;
+        for (PosixFilePermission p : modes) {
+            bits |= 1 << (8 - p.ordinal()); // OWNER_READ (ordinal 0) is 0400, OTHERS_EXECUTE (8) is 0001
+        }
+        return String.format("0%03o", bits);
     }
 }

@@ -35,6 +35,15 @@ import org.slf4j.LoggerFactory;
  * submitted it (the collective thread drives it meanwhile), its future completes then and its result on this
  * rank is discarded; its name is in flight until then. No thread spins while it waits: a waiting thread polls
  * for at most a millisecond, then parks.
+ *
+ * <p><b>A caller's tensors after it stops waiting.</b> Whenever a wait ends without the op's result (interrupted,
+ * past {@code KOLO_OP_TIMEOUT} or a {@code get(timeout)}, the op failed, or {@link #abandon}), it returns only
+ * once this rank's data plane no longer reads or writes the op's tensors: an agreement round or data-plane op
+ * using them ends first, and an op that still has to run then runs on a copy of its input made at that moment.
+ * Nothing of the call's tensors is read or written afterwards, so memory the program frees or reuses (an
+ * in-place allreduce's tensor, an engine's gradient) is never touched: no late write into it. The wait for
+ * this is bounded: a step ends within {@code KOLO_OP_TIMEOUT}, and past it the generation is ended (which stops
+ * the data plane). The copy is made only then, never for an op whose caller gets its result.
  */
 public final class Kolo extends Collectives implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Kolo.class);
@@ -99,6 +108,11 @@ public final class Kolo extends Collectives implements AutoCloseable {
     /** For tests: the size of this rank's mirror of the coordinator's response cache. */
     int cachedSpecs() {
         return client().cachedSpecs();
+    }
+
+    /** For tests: the sizes of this rank's structures kept per tensor name (none may grow with every name). */
+    java.util.Map<String, Integer> perNameSizes() {
+        return client().perNameSizes();
     }
 
     /** @return this worker's rank in the current generation, 0..size-1 */

@@ -52,22 +52,58 @@ class CoLocatedCpuBindingTest {
         }
     }
 
+    /**
+     * The reported defect: ranks split the host's CPUs as if each had been given all of them. Ranks 0 and 1 are
+     * given every CPU, rank 2 only the last (as a container of its own under a static CPU manager): 0 and 1 split
+     * theirs between the two of them, and rank 2 keeps its own, not a third of anything.
+     */
+    @Test
+    void ranksSplitOnlyTheCpusTheyWereGivenTogether() throws Exception {
+        Set<Integer> host = hostCpus();
+        assumeTrue(host.size() >= 2, "one CPU: nothing to share");
+        int last = ((TreeSet<Integer>) host).last();
+        Map<Integer, String> lists = runJob(3, r -> r == 2 ? List.of("taskset", "-c", Integer.toString(last))
+                : List.of(), Map.of());
+        assertEquals(Set.of(last), parse(lists.get(2)), "rank 2 keeps the CPU it was given: " + lists);
+        Set<Integer> zero = parse(lists.get(0));
+        Set<Integer> one = parse(lists.get(1));
+        assertEquals(host.size() / 2, zero.size(), "rank 0 takes half of " + host + ": " + lists);
+        assertEquals(host.size() / 2, one.size(), "rank 1 takes half of " + host + ": " + lists);
+        Set<Integer> both = new TreeSet<>(zero);
+        both.retainAll(one);
+        assertEquals(Set.of(), both, "ranks 0 and 1 split the CPUs they share: " + lists);
+    }
+
     /** @return rank -> the distinct CPU lists of its threads, ";"-separated */
     private static Map<Integer, String> runJob(Map<String, String> extra) throws Exception {
+        return runJob(2, r -> List.of(), extra);
+    }
+
+    /**
+     * Runs {@code np} workers, worker {@code r} with rank hint {@code r} under the command prefix {@code prefix(r)}.
+     *
+     * @return rank -> the distinct CPU lists of its threads, ";"-separated
+     */
+    private static Map<Integer, String> runJob(int np, java.util.function.IntFunction<List<String>> prefix,
+                                               Map<String, String> extra) throws Exception {
         String job = LocalJob.uniqueName("cpus");
         int ports = LocalJob.freshPortRange();
         try (ChildJvms jvms = new ChildJvms()) {
-            for (int i = 0; i < 2; i++) {
-                Map<String, String> env = new HashMap<>(Map.of("KOLO_JOB", job, "KOLO_NP", "2",
-                        "KOLO_CLUSTER_PORT", Integer.toString(ports), "KOLO_METRICS_PORT", "0"));
+            for (int i = 0; i < np; i++) {
+                Map<String, String> env = new HashMap<>(Map.of("KOLO_JOB", job, "KOLO_NP", Integer.toString(np),
+                        "KOLO_CLUSTER_PORT", Integer.toString(ports), "KOLO_METRICS_PORT", "0",
+                        "KOLO_RANK_HINT", Integer.toString(i)));
                 env.putAll(extra);
-                jvms.start(CpuBindingWorker.class, List.of("-Xmx256m"), env);
+                List<String> cmd = new java.util.ArrayList<>(prefix.apply(i));
+                cmd.addAll(List.of(ChildJvms.java(), "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                        CpuBindingWorker.class.getName()));
+                jvms.start(cmd, env);
             }
             Map<Integer, String> lists = new HashMap<>();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(150);
-            while (lists.size() < 2) {
+            while (lists.size() < np) {
                 String line = jvms.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                assertNotNull(line, "both workers report their CPUs in time; got " + lists);
+                assertNotNull(line, "every worker reports its CPUs in time; got " + lists);
                 int at = line.indexOf("cpus rank=");
                 if (at >= 0) {
                     String[] f = line.substring(at + "cpus rank=".length()).split(" atInit=| threads=");

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 class ControlCodecTest {
     private final ControlCodec codec = new ControlCodec();
-    private final WorkerInfo worker = new WorkerInfo("node-ü", "10.1.2.3", 7070, 9404, 4242, 3, 1, 0, 2);
+    private final WorkerInfo worker = new WorkerInfo("node-ü", "10.1.2.3", 7070, 9404, 4242, 3, 1, 0, 2, "0-3,6");
 
     @Test
     void everyMessageSurvivesTheWire() {

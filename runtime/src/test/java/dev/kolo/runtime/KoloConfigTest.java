@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -97,6 +98,7 @@ class KoloConfigTest {
     void theSecretMayComeFromAFileAndTheVariableWins(@TempDir Path tmp) throws Exception {
         Path file = tmp.resolve("secret");
         Files.writeString(file, "file-s3cret-file-s3cret\r\nsecond line\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
         assertEquals("file-s3cret-file-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).jobSecret());
         assertEquals("var-s3cret-var-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString(),
                 "KOLO_JOB_SECRET", "var-s3cret-var-s3cret")).jobSecret());
@@ -106,6 +108,22 @@ class KoloConfigTest {
                 + "at least 16 characters (it has 7)") && !shortOne.contains("hunter2"), shortOne);
         String missing = error(Map.of("KOLO_JOB_SECRET_FILE", tmp.resolve("none").toString()));
         assertTrue(missing.contains("KOLO_JOB_SECRET_FILE: cannot read " + tmp.resolve("none")), missing);
+    }
+
+    /** As ssh refuses a private key others can read: the error names the mode and the fix, never the secret. */
+    @Test
+    void aSecretFileOtherUsersMayReadOrWriteIsRefused(@TempDir Path tmp) throws Exception {
+        Path file = tmp.resolve("secret");
+        Files.writeString(file, "file-s3cret-file-s3cret\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+        String readable = error(Map.of("KOLO_JOB_SECRET_FILE", file.toString()));
+        assertTrue(readable.contains("KOLO_JOB_SECRET_FILE: " + file + " has mode 0644, so every user of this machine "
+                + "may read the job secret in it") && readable.contains("chmod 600 " + file)
+                && !readable.contains("file-s3cret"), readable);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-rw--w-"));
+        assertTrue(error(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).contains("has mode 0662"));
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--r-----")); // group: Kubernetes' fsGroup
+        assertEquals("file-s3cret-file-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).jobSecret());
     }
 
     @Test

@@ -240,4 +240,32 @@ class NegotiatorTest {
         }
         assertFalse(only(n.drain()).failed());
     }
+    /**
+     * A program that names its tensors by step ("fresh." + step): 20000 names, each asked by both ranks with the
+     * count of responses each holds, as the ranks' requests carry it. The names the negotiator remembers as
+     * answered (to recognise re-sent copies) stay those answered since the ranks' last requests, not every name;
+     * a copy re-sent before its answer arrived is still recognised.
+     */
+    @Test
+    void remembersOnlyTheAnswersSomeRankMayNotHoldYet() {
+        Negotiator n = new Negotiator(2, 1, 0);
+        long sent = 0; // responses sent so far: each rank holds all but the newest when it asks for the next name
+        int most = 0;
+        for (int step = 0; step < 20_000; step++) {
+            OpSpec spec = allreduce("fresh." + step, DType.FLOAT32, 4);
+            long held = Math.max(0, sent - 1);
+            assertTrue(n.onRequest(0, spec, step, held));
+            assertTrue(n.onRequest(1, spec, step, held));
+            sent += n.drain().size();
+            most = Math.max(most, n.answeredCount());
+            // Rank 1 re-sends its request of the last step's name before it holds the answer: a copy.
+            if (step > 0) {
+                assertFalse(n.onRequest(1, allreduce("fresh." + (step - 1), DType.FLOAT32, 4), step, held),
+                        "a re-sent copy of an answered request counted anew at step " + step);
+            }
+        }
+        assertEquals(20_000, sent, "every name was answered");
+        assertTrue(most <= 3, "the negotiator remembered up to " + most + " answered names");
+        assertEquals(0, n.pendingCount());
+    }
 }

@@ -1,5 +1,6 @@
 package dev.kolo.runtime;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -126,12 +127,15 @@ class ObservabilityTest {
             assertEquals(PrometheusText.sum(moved, "kolo_dataplane_sent_bytes_total"),
                     PrometheusText.sum(moved, "kolo_dataplane_sent_bytes_total", "transport=\"shm\""), 0.0,
                     "every byte through shared memory");
-            // A process set's op: its track on the timeline names the set.
-            CollectiveMatrixTest.onAll(both, (r, k) -> {
+            // A process set's op, its result right on both ranks: its track on the timeline names the set.
+            List<Tensor> setResults = CollectiveMatrixTest.onAll(both, (r, k) -> {
                 try (ProcessSet set = k.processSet(0, 1)) {
-                    return set.allreduce("weights", Tensor.of(new float[] {r}, 1), ReduceOp.SUM);
+                    return set.allreduce("weights", Tensor.of(new float[] {r + 1, 10 * r}, 2), ReduceOp.SUM);
                 }
             });
+            for (Tensor t : setResults) {
+                assertArrayEquals(new float[] {3, 10}, t.toFloatArray(), 0f, "the process set's allreduce");
+            }
 
             // The ring is aborted when the other worker dies: ready flips back, live stays.
             Kolo other = ka.rank() == 0 ? b : ka;

@@ -44,6 +44,7 @@ class LaunchSecretIT {
     void aSecretFileReachesTheWorkersOnStandardInputOnly() throws Exception {
         Path file = tmp.resolve("secret");
         Files.writeString(file, SECRET + "\n");
+        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         try (WorkerProcess launch = WorkerProcess.start(List.of(), Map.of("KOLO_JOB_SECRET_FILE", file.toString()),
                 "launch", "-np", "2", "--", "--np", "3", "--rendezvous-timeout", "150")) {
             assertWorkersHoldTheSecretOnlyInTheirEnvironment(launch);
@@ -55,6 +56,7 @@ class LaunchSecretIT {
     void aSecretFileThatIsNoSecretStopsTheLaunchNamingTheFile() throws Exception {
         Path file = tmp.resolve("short");
         Files.writeString(file, "too-short\n");
+        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         try (WorkerProcess launch = WorkerProcess.start(List.of(), Map.of("KOLO_JOB_SECRET_FILE", file.toString()),
                 "launch", "-np", "2")) {
             assertTrue(launch.exitCode(60) != 0, launch.transcript());

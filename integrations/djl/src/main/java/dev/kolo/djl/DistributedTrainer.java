@@ -45,7 +45,7 @@ public final class DistributedTrainer {
     private final Kolo kolo;
     private final ModelParameters model;
     private final DistributedOptimizer optimizer;
-    /** The buffers (parameters without a gradient), exchanged in the engine's memory. */
+    /** The buffers (running statistics such as BatchNorm's), exchanged in the engine's memory. */
     private final ModelBuffers buffers;
 
     private DistributedTrainer(Builder b) {
@@ -84,11 +84,12 @@ public final class DistributedTrainer {
      * Ends a backward pass: takes every parameter's gradient from the model (and clears it there, so the next
      * pass starts from zero), and on the last pass of a step averages the gradients over all ranks and passes,
      * applies the update rule and writes the new values into the model. The buffers (BatchNorm's running
-     * statistics, any parameter without a gradient) are averaged over the ranks with the gradients, so they stay
-     * equal on every rank.
+     * statistics: parameters DJL types RUNNING_MEAN or RUNNING_VAR) are averaged over the ranks with the
+     * gradients, so they stay equal on every rank; frozen parameters are not sent.
      *
      * @return true if the parameters were updated, false if this pass only accumulated (backward passes per step)
      * @throws dev.kolo.runtime.KoloException if a collective fails (a lost worker, for instance)
+     * @throws IllegalStateException naming the parameter, if one was frozen or unfrozen since this was built
      */
     public boolean step(double learningRate) {
         model.takeGradients(optimizer::gradientReady);

@@ -43,6 +43,12 @@ final class EngineTensor {
         return tensor;
     }
 
+    /** Forgets the tensor without writing anything back (its collective failed or was abandoned). */
+    void drop() {
+        array = null;
+        tensor = null;
+    }
+
     /** Writes the collective's result into the engine's array where the tensor was a copy. */
     void finish() {
         if (array != null && !shared) {

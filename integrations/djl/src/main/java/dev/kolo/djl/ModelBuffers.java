@@ -5,7 +5,7 @@ import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.Kolo;
 
 /**
- * A DJL block's buffers (parameters without a gradient, such as BatchNorm's running mean and variance) kept
+ * A DJL block's buffers (what DJL marks as running statistics, such as BatchNorm's running mean and variance) kept
  * equal on every rank, in the engine's own memory: for a training loop of your own around
  * {@link ModelParameters} and {@link dev.kolo.runtime.train.DistributedOptimizer} ({@link DistributedTrainer}
  * and {@link KoloTrainer} do this themselves). Broadcast them with the parameters at the start, average them at
@@ -58,7 +58,10 @@ public final class ModelBuffers {
         exchange.awaitPending();
     }
 
-    /** Forgets a started average without waiting (after another collective of the step failed). */
+    /**
+     * Abandons a started average (after another collective of the step failed): returns once none of its ops reads or
+     * writes the engine's memory ({@link Kolo#abandon}); the next average waits for any still in flight.
+     */
     public void dropAverage() {
         exchange.dropPending();
     }
@@ -75,18 +78,19 @@ public final class ModelBuffers {
 
     /** @return how many buffers the block has */
     public int count() {
-        return exchange.parameters().size() - exchange.trained();
+        return exchange.buffers().length;
     }
 
     /** @return the buffers' values, concatenated in the block's order (a copy: for checksums and tests) */
     public float[] values() {
+        int[] buffers = exchange.buffers();
         int total = 0;
-        for (int i = exchange.trained(); i < exchange.parameters().size(); i++) {
+        for (int i : buffers) {
             total += Math.toIntExact(exchange.parameters().get(i).getArray().size());
         }
         float[] out = new float[total];
         int at = 0;
-        for (int i = exchange.trained(); i < exchange.parameters().size(); i++) {
+        for (int i : buffers) {
             float[] v = exchange.parameters().get(i).getArray().toFloatArray();
             System.arraycopy(v, 0, out, at, v.length);
             at += v.length;

@@ -20,11 +20,17 @@ public final class ModelParameters {
     private final List<ai.djl.nn.Parameter> engine;
     private final List<Parameter> parameters;
     private final List<EngineArrays> arrays;
+    /** The block's other parameters that are not buffers (frozen when this was built), and their names. */
+    private final List<ai.djl.nn.Parameter> frozen;
+    private final List<String> frozenNames;
 
-    private ModelParameters(List<ai.djl.nn.Parameter> engine, List<Parameter> parameters, List<EngineArrays> arrays) {
+    private ModelParameters(List<ai.djl.nn.Parameter> engine, List<Parameter> parameters, List<EngineArrays> arrays,
+                            List<ai.djl.nn.Parameter> frozen, List<String> frozenNames) {
         this.engine = engine;
         this.parameters = parameters;
         this.arrays = arrays;
+        this.frozen = frozen;
+        this.frozenNames = frozenNames;
     }
 
     /**
@@ -37,9 +43,16 @@ public final class ModelParameters {
         List<ai.djl.nn.Parameter> engine = new ArrayList<>();
         List<Parameter> mirrors = new ArrayList<>();
         List<EngineArrays> arrays = new ArrayList<>();
+        List<ai.djl.nn.Parameter> frozen = new ArrayList<>();
+        List<String> frozenNames = new ArrayList<>();
         for (Pair<String, ai.djl.nn.Parameter> named : block.getParameters()) {
             ai.djl.nn.Parameter p = named.getValue();
+            if (ModelExchange.isBuffer(p)) {
+                continue; // ModelBuffers keeps those
+            }
             if (!p.requiresGradient()) {
+                frozen.add(p);
+                frozenNames.add(named.getKey());
                 continue;
             }
             if (!p.isInitialized()) {
@@ -62,7 +75,15 @@ public final class ModelParameters {
         if (mirrors.isEmpty()) {
             throw new IllegalArgumentException("the block has no trainable parameter");
         }
-        return new ModelParameters(List.copyOf(engine), Collections.unmodifiableList(mirrors), List.copyOf(arrays));
+        return new ModelParameters(List.copyOf(engine), Collections.unmodifiableList(mirrors), List.copyOf(arrays),
+                List.copyOf(frozen), List.copyOf(frozenNames));
+    }
+
+    private static IllegalStateException trainedSetChanged(String name, String how) {
+        return new IllegalStateException("parameter '" + name + "' was " + how + " after the model was handed to "
+                + "Kolo, whose optimizer trains the parameters that required a gradient then: build a new "
+                + "DistributedTrainer (or ModelParameters) after freezing or unfreezing parameters, or train with "
+                + "KoloTrainer, which follows such changes at every step");
     }
 
     /** @return the Kolo copies, in the block's order (names are the block's parameter names) */
@@ -88,8 +109,21 @@ public final class ModelParameters {
      * Copies every gradient of the last backward pass into its Kolo copy, clears it in the engine (so the
      * next pass starts from zero), and hands each parameter to {@code ready}, last layer first: the order a
      * backward pass completes them in.
+     *
+     * @throws IllegalStateException naming the parameter, if one was frozen or unfrozen since this was built: the
+     *     parameters trained are fixed here (Kolo's update rule keeps state for each of them)
      */
     public void takeGradients(Consumer<Parameter> ready) {
+        for (int i = 0; i < engine.size(); i++) {
+            if (!engine.get(i).requiresGradient()) {
+                throw trainedSetChanged(parameters.get(i).name(), "frozen");
+            }
+        }
+        for (int i = 0; i < frozen.size(); i++) {
+            if (frozen.get(i).requiresGradient()) {
+                throw trainedSetChanged(frozenNames.get(i), "unfrozen");
+            }
+        }
         for (int i = parameters.size() - 1; i >= 0; i--) {
             arrays.get(i).takeGradient(engine.get(i).getArray(), parameters.get(i).gradient());
             ready.accept(parameters.get(i));

@@ -96,6 +96,7 @@ class DistributedTrainerTest {
                 .map(l -> l.substring(l.indexOf(" buffers ") + 9)).toList();
         assertEquals(steps, buffers.size(), String.join("\n", wholeLines));
         assertTrue(buffers.stream().distinct().count() == steps, "the statistics change every step: " + buffers);
+        assertStatisticsAreTheRanksAverage(tmp.resolve("bn-whole"), "buffers-before-", "buffers-after-", steps);
         Path dir = tmp.resolve("ckpt-bn-killed");
         try (ChildJvms jvms = start("bn-killed-first", 2, 1, "none", steps,
                 List.of("-Dkolo.test.network=batchnorm"), dir.toString(), "1")) {
@@ -116,6 +117,29 @@ class DistributedTrainerTest {
                     + (k - 1) + ": " + l + " (expected " + buffers.get(k - 1) + ")");
         }
         assertArrayEquals(whole.get(steps - 1), resumed.get(steps - 1), "the same model at the end");
+    }
+
+    /**
+     * After every step, each rank's statistics are the mean of what the ranks' own forward passes left (each rank
+     * sees other examples, so those differ): averaged, not one rank's broadcast. Two ranks.
+     */
+    static void assertStatisticsAreTheRanksAverage(Path out, String before, String after, int steps)
+            throws IOException {
+        for (int s = 0; s < steps; s++) {
+            float[] mine = read(out.resolve("rank-0-" + before + s + ".bin"));
+            float[] theirs = read(out.resolve("rank-1-" + before + s + ".bin"));
+            assertTrue(mine.length > 0, "the network has statistics");
+            assertTrue(!java.util.Arrays.equals(mine, theirs), "the ranks' own statistics differ at step " + s);
+            for (int r = 0; r < 2; r++) {
+                float[] averaged = read(out.resolve("rank-" + r + "-" + after + s + ".bin"));
+                for (int i = 0; i < averaged.length; i++) {
+                    float mean = (mine[i] + theirs[i]) / 2;
+                    assertEquals(mean, averaged[i], 1e-6 * Math.max(1, Math.abs(mean)), "rank " + r + ", step " + s
+                            + ", statistic " + i + ": not the mean of rank 0's " + mine[i] + " and rank 1's "
+                            + theirs[i]);
+                }
+            }
+        }
     }
 
     static Map<Integer, float[]> run(String name, int np, int passes, String compression) throws Exception {

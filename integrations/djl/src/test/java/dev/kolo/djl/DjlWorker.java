@@ -38,8 +38,9 @@ import java.util.Random;
  * With a checkpoint directory every step is committed and checkpointed (parameters, SGD velocity, the step),
  * and a start finds the newest checkpoint and resumes from it; rank 1 halts at once (as SIGKILL would stop it)
  * after committing step {@code HALT_AFTER}. With {@code -Dkolo.test.network=batchnorm} the network has a BatchNorm
- * layer, whose running statistics (parameters without a gradient) are printed as {@code buffers HEX} after each
- * step and after a resume.
+ * layer, whose running statistics are printed as {@code buffers HEX} after each step and after a resume, and
+ * written before each step's exchange ({@code OUT/rank-R-buffers-before-S.bin}) and after it
+ * ({@code OUT/rank-R-buffers-after-S.bin}).
  */
 public final class DjlWorker {
     static final int IMAGE = 8;
@@ -105,7 +106,14 @@ public final class DjlWorker {
                                 gc.backward(loss);
                             }
                         }
+                        boolean bn = "batchnorm".equals(System.getProperty("kolo.test.network"));
+                        if (bn) {
+                            write(out.resolve("rank-" + rank + "-buffers-before-" + step + ".bin"), bufferValues(model));
+                        }
                         dist.step(LEARNING_RATE);
+                        if (bn) {
+                            write(out.resolve("rank-" + rank + "-buffers-after-" + step + ".bin"), bufferValues(model));
+                        }
                     }
                     // The model's own arrays, not Kolo's copy: what the next forward pass computes with.
                     float[] values = modelValues(model);
@@ -202,9 +210,10 @@ public final class DjlWorker {
         return values(model, p -> true);
     }
 
-    /** The values of the parameters without a gradient (BatchNorm's running mean and variance). */
+    /** The values of the buffers (BatchNorm's running mean and variance). */
     static float[] bufferValues(Model model) {
-        return values(model, p -> !p.requiresGradient());
+        return values(model, p -> p.getType() == ai.djl.nn.Parameter.Type.RUNNING_MEAN
+                || p.getType() == ai.djl.nn.Parameter.Type.RUNNING_VAR);
     }
 
     private static float[] values(Model model, java.util.function.Predicate<ai.djl.nn.Parameter> which) {

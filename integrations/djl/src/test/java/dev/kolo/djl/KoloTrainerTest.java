@@ -24,9 +24,10 @@ import org.junit.jupiter.api.io.TempDir;
  * DJL's own training flow, distributed: {@code EasyTrain.fit} with DJL's Adam through a {@link KoloTrainer} on two
  * worker processes equals DJL's own trainer in one process over the global batch, the ranks are bitwise equal
  * before every batch and at the end (they start from different random weights, so this shows the broadcast too),
- * and the listeners that write files or log run on rank 0 only.
+ * and the listeners that write files or log run on rank 0 only. A BatchNorm network whose trained layers change
+ * between steps ({@link FreezeWorker}) keeps its statistics averaged, its frozen layers unsent and its ranks equal.
  */
-@Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Timeout(value = 480, unit = TimeUnit.SECONDS)
 class KoloTrainerTest {
     static final int STEPS = 3;
     static final int GLOBAL_BATCH = 16;
@@ -36,10 +37,83 @@ class KoloTrainerTest {
     static List<String> plainLines;
     static List<String> koloLines;
 
+    static final int FREEZE_STEPS = 4;
+    static Path freezeOut;
+
     @BeforeAll
     static void runBoth() throws Exception {
         plainLines = run("plain", 1, "plain");
         koloLines = run("np2", 2, "kolo");
+        freezeOut = runFreezeWorkers();
+    }
+
+    /**
+     * A BatchNorm network through {@link KoloTrainer}: after every step, each rank's running statistics are the
+     * mean of what the two ranks' forward passes left (not one rank's values).
+     */
+    @Test
+    void batchNormStatisticsAreTheRanksAverageAfterEveryStep() throws Exception {
+        DistributedTrainerTest.assertStatisticsAreTheRanksAverage(freezeOut, "pre-", "post-", FREEZE_STEPS);
+    }
+
+    /**
+     * A parameter frozen before training is not sent: rank 1 changed its frozen convolution after the broadcast,
+     * and each rank keeps its own at every step (averaged as a buffer, both would hold the mean).
+     */
+    @Test
+    void aFrozenParameterIsNotSent() throws Exception {
+        float[] mine = DistributedTrainerTest.read(freezeOut.resolve("rank-0-conv-0.bin"));
+        float[] theirs = DistributedTrainerTest.read(freezeOut.resolve("rank-1-conv-0.bin"));
+        assertFalse(java.util.Arrays.equals(mine, theirs), "rank 1's frozen convolution was averaged with rank 0's");
+        for (int s = 1; s < FREEZE_STEPS; s++) {
+            assertArrayEquals(mine, DistributedTrainerTest.read(freezeOut.resolve("rank-0-conv-" + s + ".bin")),
+                    "rank 0's frozen convolution changed at step " + s);
+            assertArrayEquals(theirs, DistributedTrainerTest.read(freezeOut.resolve("rank-1-conv-" + s + ".bin")),
+                    "rank 1's frozen convolution changed at step " + s);
+        }
+    }
+
+    /**
+     * Freezing and unfreezing between steps: the layer unfrozen halfway is trained from that step on with the
+     * ranks' averaged gradients, the one frozen halfway stops; the ranks hold the same values throughout.
+     */
+    @Test
+    void theTrainedSetMayChangeBetweenStepsAndTheRanksStayEqual() throws Exception {
+        int half = FREEZE_STEPS / 2;
+        float[][] first = new float[FREEZE_STEPS][];
+        float[][] last = new float[FREEZE_STEPS][];
+        for (int s = 0; s < FREEZE_STEPS; s++) {
+            first[s] = DistributedTrainerTest.read(freezeOut.resolve("rank-0-first-" + s + ".bin"));
+            last[s] = DistributedTrainerTest.read(freezeOut.resolve("rank-0-last-" + s + ".bin"));
+            assertArrayEquals(first[s], DistributedTrainerTest.read(freezeOut.resolve("rank-1-first-" + s + ".bin")),
+                    "the ranks' first linear layers differ after step " + s);
+            assertArrayEquals(last[s], DistributedTrainerTest.read(freezeOut.resolve("rank-1-last-" + s + ".bin")),
+                    "the ranks' last linear layers differ after step " + s);
+        }
+        for (int s = 1; s < FREEZE_STEPS; s++) {
+            assertEquals(s >= half, !java.util.Arrays.equals(first[s - 1], first[s]),
+                    "the first layer (unfrozen at step " + half + ") trained at step " + s);
+            assertEquals(s < half, !java.util.Arrays.equals(last[s - 1], last[s]),
+                    "the last layer (frozen at step " + half + ") trained at step " + s);
+        }
+    }
+
+    static Path runFreezeWorkers() throws Exception {
+        Path out = tmp.resolve("freeze");
+        String job = "freeze-" + Integer.toHexString(new Random().nextInt());
+        try (ChildJvms jvms = new ChildJvms()) {
+            for (int r = 0; r < 2; r++) {
+                Map<String, String> env = new HashMap<>(Map.of("KOLO_JOB", job, "KOLO_NP", "2",
+                        "KOLO_RANK_HINT", Integer.toString(r), "KOLO_METRICS_PORT", "0"));
+                jvms.start(FreezeWorker.class, List.of("-Xmx384m", "-Dai.djl.offline=true",
+                        "-Dai.djl.pytorch.num_threads=1", "-Dai.djl.pytorch.num_interop_threads=1"), env,
+                        out.toString(), Integer.toString(FREEZE_STEPS), Integer.toString(GLOBAL_BATCH));
+            }
+            for (int r = 0; r < 2; r++) {
+                assertEquals(0, jvms.waitExit(r, 240), "freeze: rank " + r + " failed\n" + jvms.tail(60));
+            }
+        }
+        return out;
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.kolo.runtime.train;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import java.util.ArrayList;
@@ -80,12 +81,20 @@ public final class DistributedOptimizer {
      */
     public void broadcastParameters(int rootRank) {
         List<CompletableFuture<Tensor>> results = new ArrayList<>(slots.size());
-        for (GradientSlot s : slots) {
-            results.add(kolo.broadcastAsync("param." + s.wireName, s.stageValues(), rootRank));
-        }
-        for (int i = 0; i < slots.size(); i++) {
-            Tensor t = await(results.get(i), "broadcast 'param." + slots.get(i).wireName + "'");
-            t.buffer().asFloatBuffer().get(slots.get(i).parameter.values());
+        int i = 0;
+        try {
+            for (GradientSlot s : slots) {
+                results.add(kolo.broadcastAsync("param." + s.wireName, s.stageValues(), rootRank));
+            }
+            for (; i < slots.size(); i++) {
+                Tensor t = await(results.get(i), "broadcast 'param." + slots.get(i).wireName + "'");
+                t.buffer().asFloatBuffer().get(slots.get(i).parameter.values());
+            }
+        } catch (RuntimeException e) { // none of the others may read the staging buffers the next step fills
+            for (int k = i + 1; k < results.size(); k++) {
+                kolo.abandon(results.get(k));
+            }
+            throw e;
         }
     }
 
@@ -106,11 +115,17 @@ public final class DistributedOptimizer {
         if (submitted[i]) {
             throw new IllegalArgumentException(p + " was reported twice in one backward pass");
         }
-        submitted[i] = true;
         if (passInStep < passesPerStep - 1) {
+            submitted[i] = true;
             slot.accumulate(passInStep == 0);
             return;
         }
+        CompletableFuture<Tensor> leftover = pending.get(i);
+        if (leftover != null) { // of a step that failed: its name is in flight until every rank has run it
+            pending.set(i, null);
+            settle(leftover, slot);
+        }
+        submitted[i] = true;
         Tensor wire = slot.pack(passesPerStep > 1);
         // AVERAGE divides by the number of ranks; the prescale by the number of accumulated passes.
         pending.set(i, kolo.allreduceInPlaceAsync(slot.wireName, wire, reduceOp, 1.0 / passesPerStep, 1.0));
@@ -120,6 +135,15 @@ public final class DistributedOptimizer {
     /**
      * Ends a backward pass. On the last pass of a step, starts the exchange of any gradient not yet reported,
      * waits for all of them and leaves the average over ranks and passes in every {@code p.gradient()}.
+     *
+     * <p>A step that fails (an exchange fails, does not complete within {@code KOLO_OP_TIMEOUT}, or the thread is
+     * interrupted) throws once none of its exchanges reads or writes the optimizer's buffers any more: the one
+     * whose wait failed is let go of by that wait, the others are abandoned ({@link Kolo#abandon}). Parameters
+     * whose average arrived before the failure were updated by {@link #step}, the others not, so the ranks may
+     * hold different values afterwards: restore them (an elastic job rejoins and restores its last commit).
+     * Exchanges that other ranks have not run yet stay in flight under their names (an op is never withdrawn);
+     * the next step waits for each (within {@code KOLO_OP_TIMEOUT}, its result discarded) before it submits the
+     * same name, so it starts clean.
      *
      * @return true if this pass completed a step (gradients were exchanged), false if it only accumulated
      * @throws KoloException if a collective fails (e.g. {@code WorkerLostException} when a rank dies) or does not
@@ -132,7 +156,7 @@ public final class DistributedOptimizer {
     /**
      * {@link #synchronize()}, then, if a step completed, the update rule on every parameter. Each parameter is
      * updated as soon as its averaged gradient arrives, in the order the exchanges started, so the updates of
-     * the first gradients overlap the exchange of the later ones.
+     * the first gradients overlap the exchange of the later ones. A failed step: see {@link #synchronize()}.
      *
      * @return true if the parameters were updated
      */
@@ -141,33 +165,76 @@ public final class DistributedOptimizer {
     }
 
     private boolean finishPass(UpdateRule update, double learningRate) {
-        for (int i = 0; i < slots.size(); i++) {
-            if (!submitted[i]) {
-                gradientReady(slots.get(i).parameter);
+        boolean last = passInStep == passesPerStep - 1;
+        try {
+            for (int i = 0; i < slots.size(); i++) {
+                if (!submitted[i]) {
+                    gradientReady(slots.get(i).parameter);
+                }
             }
+        } catch (RuntimeException e) {
+            failPass(0, last);
+            throw e;
         }
         java.util.Arrays.fill(submitted, false);
         passes++;
-        if (passInStep < passesPerStep - 1) {
+        if (!last) {
             passInStep++;
             return false;
         }
         passInStep = 0;
         int count = exchanged;
         exchanged = 0;
-        for (int k = 0; k < count; k++) {
-            int i = exchangeOrder[k];
-            GradientSlot slot = slots.get(i);
-            CompletableFuture<Tensor> result = pending.get(i);
-            pending.set(i, null);
-            await(result, "allreduce '" + slot.wireName + "'");
-            slot.unpack();
-            if (update != null) {
-                update.apply(slot.parameter, learningRate);
+        int k = 0;
+        try {
+            for (; k < count; k++) {
+                int i = exchangeOrder[k];
+                GradientSlot slot = slots.get(i);
+                await(pending.get(i), "allreduce '" + slot.wireName + "'");
+                pending.set(i, null);
+                slot.unpack();
+                if (update != null) {
+                    update.apply(slot.parameter, learningRate);
+                }
             }
+        } catch (RuntimeException e) {
+            exchanged = count;
+            failPass(k + 1, true); // the failed exchange (k) was let go of by its own wait
+            throw e;
         }
         steps++;
         return true;
+    }
+
+    /**
+     * Ends a pass that failed: the step's exchanges from the {@code from}-th on are abandoned, so that no late result
+     * lands in the buffers the next step fills; they stay in {@link #pending}, and the next step waits for each
+     * before it submits its name again. The next pass starts a new step.
+     */
+    private void failPass(int from, boolean exchanging) {
+        if (exchanging) {
+            for (int k = from; k < exchanged; k++) {
+                kolo.abandon(pending.get(exchangeOrder[k]));
+            }
+        }
+        exchanged = 0;
+        passInStep = 0;
+        java.util.Arrays.fill(submitted, false);
+    }
+
+    /**
+     * Waits for an exchange of a failed step, abandoned then, before its name is submitted again; its result (on a
+     * copy) is discarded, and so is its failure: the new exchange reports its own.
+     */
+    private void settle(CompletableFuture<Tensor> leftover, GradientSlot slot) {
+        try {
+            await(leftover, "allreduce '" + slot.wireName + "' of the step that failed");
+        } catch (KoloInterruptedException e) {
+            pending.set(indexOf.get(slot.parameter), leftover); // still in flight: the next try waits again
+            throw e;
+        } catch (KoloException e) {
+            // discarded with the step it belonged to
+        }
     }
 
     /** @return backward passes completed so far */

@@ -175,6 +175,117 @@ class DistributedOptimizerTest {
         }
     }
 
+    /**
+     * The reported defect: a step whose wait was interrupted left its other exchanges submitted, and the next step
+     * failed on their names ("already in flight"), or took their late results. Rank 0's step is interrupted while
+     * the other ranks have not stepped yet, and it steps again at once; the others then take both steps. Rank 0's
+     * second step waits for the first step's exchanges, then averages the second step's gradients with everyone's;
+     * the others' first step averaged rank 0's first gradients, as they were when it gave up.
+     */
+    @Test
+    void aStepAfterAnInterruptedStepStartsClean() throws Exception {
+        java.util.concurrent.CountDownLatch othersGo = new java.util.concurrent.CountDownLatch(1);
+        List<float[][]> r = job.onAll(kolo -> {
+            int rank = kolo.rank();
+            Parameter a = Parameter.of("a", new float[4], new float[4]);
+            Parameter b = Parameter.of("b", new float[1000], new float[1000]);
+            DistributedOptimizer opt = DistributedOptimizer.builder(kolo, List.of(a, b)).namePrefix("interrupted.")
+                    .build();
+            float[][] out = {null, null, {rank}};
+            if (rank == 0) {
+                Thread trainer = Thread.currentThread();
+                java.util.concurrent.atomic.AtomicBoolean secondStepOver = new java.util.concurrent.atomic.AtomicBoolean();
+                java.util.concurrent.CountDownLatch caught = new java.util.concurrent.CountDownLatch(1);
+                Thread watcher = new Thread(() -> {
+                    try {
+                        awaitCondition(() -> inKolosWait(trainer), "rank 0's step never waited in Kolo");
+                        trainer.interrupt();
+                        caught.await();
+                        // The second step waits for the others (fixed) or has failed already (the defect).
+                        awaitCondition(() -> secondStepOver.get() || inKolosWait(trainer),
+                                "rank 0's second step neither waited nor ended");
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        othersGo.countDown();
+                    }
+                }, "interrupter");
+                watcher.start();
+                report(rank, 0, opt, b, a);
+                assertThrows(dev.kolo.runtime.KoloInterruptedException.class, () -> opt.step(0));
+                assertTrue(Thread.interrupted(), "the interrupt status was kept (and is cleared here)");
+                caught.countDown();
+                try {
+                    report(rank, 1, opt, b, a);
+                    assertTrue(opt.step(0));
+                } finally {
+                    secondStepOver.set(true);
+                }
+                out[1] = b.gradient().clone();
+            } else {
+                try {
+                    assertTrue(othersGo.await(60, TimeUnit.SECONDS), "rank 0 never let the others go");
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                report(rank, 0, opt, b, a);
+                assertTrue(opt.step(0));
+                out[0] = b.gradient().clone();
+                report(rank, 1, opt, b, a);
+                assertTrue(opt.step(0));
+                out[1] = b.gradient().clone();
+            }
+            return out;
+        });
+        float[] first = new float[1000];
+        float[] second = new float[1000];
+        for (int i = 0; i < 1000; i++) {
+            double f = 0;
+            double g = 0;
+            for (int rank = 0; rank < NP; rank++) {
+                f += grad(rank, 0, i);
+                g += grad(rank, 1, i);
+            }
+            first[i] = (float) (f / NP);
+            second[i] = (float) (g / NP);
+        }
+        for (float[][] worker : r) {
+            int rank = (int) worker[2][0];
+            if (rank > 0) {
+                assertArrayEquals(first, worker[0], 1e-6f, "rank " + rank + "'s first step");
+            }
+            assertArrayEquals(second, worker[1], 1e-6f, "rank " + rank + "'s second step");
+        }
+    }
+
+    /** Pass {@code pass}'s gradients, reported in the order given. */
+    private static void report(int rank, int pass, DistributedOptimizer opt, Parameter... order) {
+        for (Parameter q : order) {
+            for (int i = 0; i < q.size(); i++) {
+                q.gradient()[i] = grad(rank, pass, i);
+            }
+            opt.gradientReady(q);
+        }
+    }
+
+    private static boolean inKolosWait(Thread t) {
+        for (StackTraceElement e : t.getStackTrace()) {
+            if (e.getClassName().endsWith("CollectiveClient") && e.getMethodName().equals("drive")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void awaitCondition(java.util.function.BooleanSupplier condition, String failure)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a guard: the condition comes first
+        while (!condition.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, failure);
+            Thread.sleep(5); // polling a condition, bounded by the deadline
+        }
+    }
+
     @Test
     void rejectsMisuse() {
         Kolo kolo = job.workers.get(0);

@@ -39,8 +39,8 @@ class TwoPerPodTest {
 
     /**
      * The workers of a pod share memory: /dev/shm is an in-memory volume mounted by each, large enough for
-     * the segment of their connection, and each sees the other's processes (it removes segments whose
-     * creator it cannot see).
+     * the segment of their connection, and each sees the other's processes (it opens its peer's segment through
+     * the peer's process).
      */
     @Test
     void theWorkersShareAMemoryBackedDevShmAndTheirProcesses() {

@@ -75,16 +75,47 @@ class WorkerWrapperTest {
         return out;
     }
 
+    /**
+     * While its input is open the worker runs and the watcher waits for the input's end (its {@code cat} is seen
+     * blocked in the read); once the input closes, the watcher stops the worker.
+     */
     @Test
     void theWorkerIsStoppedWhenItsInputCloses() throws Exception {
-        Process p = new ProcessBuilder(WorkerWrapper.local(List.of("sleep", "600"), List.of(), 1000)).start();
+        Process p = new ProcessBuilder(WorkerWrapper.local(List.of("sh", "-c", "echo ready; exec sleep 600"), List.of(),
+                1000)).start();
         p.getOutputStream().write("\n".getBytes(StandardCharsets.UTF_8));
         p.getOutputStream().flush();
-        Thread.sleep(300);
+        assertEquals("ready", new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                StandardCharsets.UTF_8)).readLine(), "the worker started");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a guard: the watcher blocks at once
+        while (!watcherWaitsForTheInput(p)) {
+            assertTrue(p.isAlive(), "the worker ended while its input was open (exit " + exitOf(p) + ")");
+            assertTrue(System.nanoTime() < deadline, "the watcher never waited for the input's end");
+            Thread.sleep(5); // polling a condition, bounded by the deadline
+        }
         assertEquals(true, p.isAlive(), "runs while its input is open");
         p.getOutputStream().close();
         assertEquals(true, p.waitFor(10, TimeUnit.SECONDS), "stopped once its input closed");
         assertEquals(143, p.exitValue(), "by SIGTERM");
+    }
+
+    /** @return whether a {@code cat} under the worker is asleep (in the read of the launcher's end of the input) */
+    private static boolean watcherWaitsForTheInput(Process worker) {
+        return worker.toHandle().descendants().anyMatch(h -> h.info().command().map(c -> c.endsWith("/cat"))
+                .orElse(false) && state(h.pid()) == 'S');
+    }
+
+    private static char state(long pid) {
+        try {
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2);
+        } catch (java.io.IOException | RuntimeException gone) {
+            return '?';
+        }
+    }
+
+    private static String exitOf(Process p) {
+        return p.isAlive() ? "none" : Integer.toString(p.exitValue());
     }
 
     /** A worker that ignores SIGTERM is still killed once the grace period is over: the kill check holds it ours. */

@@ -91,7 +91,7 @@ public final class WorkerBootstrap {
             // The worker's page port travels with it, so that every page can link to the coordinator's.
             WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
                     health == null ? 0 : health.port(), ProcessHandle.current().pid(), config.rankHint().orElse(-1),
-                    -1, -1, -1);
+                    -1, -1, -1, dataPlanes.cpuList());
             CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes, dataPlanes.reducer(),
                     "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
             AtomicBoolean changePending = new AtomicBoolean();

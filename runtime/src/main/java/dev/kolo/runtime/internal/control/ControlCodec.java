@@ -224,6 +224,10 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         return -1;
     }
 
+    /** A kernel's CPU list ("0-3,6"), or empty; at most this long. */
+    private static final java.util.regex.Pattern CPU_LIST = java.util.regex.Pattern.compile("(\\d+(-\\d+)?(,\\d+(-\\d+)?)*)?");
+    private static final int MAX_CPU_LIST_CHARS = 4096;
+
     private static void writeWorker(Buffer out, WorkerInfo w) {
         writeString(out, w.node());
         writeString(out, w.host());
@@ -234,6 +238,7 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
         out.appendInt(w.rank());
         out.appendInt(w.localRank());
         out.appendInt(w.localSize());
+        writeString(out, w.cpus());
     }
 
     private static void writeSpec(Buffer out, OpSpec s) {
@@ -457,7 +462,11 @@ public final class ControlCodec implements MessageCodec<ControlMessage, ControlM
                 throw new IllegalArgumentException("control field worker localRank = " + localRank
                         + " is not below localSize " + localSize);
             }
-            return new WorkerInfo(node, host, dataPort, metricsPort, pid, rankHint, rank, localRank, localSize);
+            String cpus = string();
+            if (cpus.length() > MAX_CPU_LIST_CHARS || !CPU_LIST.matcher(cpus).matches()) {
+                throw new IllegalArgumentException("control field worker cpus is not a list of CPUs such as 0-3,6");
+            }
+            return new WorkerInfo(node, host, dataPort, metricsPort, pid, rankHint, rank, localRank, localSize, cpus);
         }
     }
 }

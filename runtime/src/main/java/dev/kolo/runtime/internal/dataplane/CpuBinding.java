@@ -13,10 +13,13 @@ import org.slf4j.LoggerFactory;
  * polling threads on one core while the other idles, and every exchange between them then waits for a thread
  * switch (measured at np 2 on 2 cores: a 4 B allreduce after a barrier 11-23 us unbound, 3-4 us bound).
  *
- * <p>The host's CPUs are those the process may use when the worker starts (a pod's CPU set, or {@code taskset}'s):
- * each of the {@code n} local ranks takes a contiguous {@code 1/n} of them; ranks that outnumber the CPUs share
- * them in blocks of consecutive local ranks. A generation with one rank on the host gives the process all of
- * them back. Binding is a speed-up, never a condition: where it cannot be done the worker runs unbound.
+ * <p>A process's CPUs are those it may use when the worker starts (a container's CPU set, or {@code taskset}'s),
+ * which every worker advertises ({@link WorkerInfo#cpus}). They are split only among the ranks of the host that were
+ * given the same set: each of those {@code n} takes a contiguous {@code 1/n} of it, in order of local rank; ranks
+ * that outnumber the CPUs share them in blocks. A rank whose set no other rank of the host has (each Guaranteed
+ * container of a pod under the kubelet's static CPU manager gets CPUs of its own) keeps all of it, and so does a
+ * generation with one rank on the host. Binding is a speed-up, never a condition: where it cannot be done the
+ * worker runs unbound.
  */
 final class CpuBinding {
     private static final Logger LOG = LoggerFactory.getLogger(CpuBinding.class);
@@ -44,9 +47,30 @@ final class CpuBinding {
         return b;
     }
 
-    /** @return how many CPUs the host gives this job's ranks on it, whatever this rank is bound to now */
+    /** @return how many CPUs the host gives this process, whatever this rank is bound to now */
     int hostCpuCount() {
         return hostCpus.length > 0 ? hostCpus.length : Runtime.getRuntime().availableProcessors();
+    }
+
+    /** @return the CPUs this process was given, as the kernel lists them ({@code 0-3,6}), or empty when unknown */
+    String cpuList() {
+        return hostCpus.length > 0 ? ThreadAffinity.cpuList(hostCpus) : "";
+    }
+
+    /**
+     * The ranks of {@code self}'s host that were given the same CPUs as {@code self} (a rank whose CPUs are unknown
+     * is taken to share them, as ranks of one machine or pod do by default), in order of local rank.
+     */
+    static List<WorkerInfo> sharingCpus(WorkerInfo self, List<WorkerInfo> workers) {
+        List<WorkerInfo> sharing = new java.util.ArrayList<>();
+        for (WorkerInfo w : workers) {
+            if (w.host().equals(self.host()) && (w.rank() == self.rank() || w.cpus().isEmpty()
+                    || self.cpus().isEmpty() || w.cpus().equals(self.cpus()))) {
+                sharing.add(w);
+            }
+        }
+        sharing.sort(java.util.Comparator.comparingInt(WorkerInfo::localRank));
+        return sharing;
     }
 
     /**
@@ -76,15 +100,15 @@ final class CpuBinding {
      */
     synchronized void apply(WorkerInfo self, List<WorkerInfo> workers) {
         int rank = self.rank();
-        int localRank = self.localRank();
-        int localSize = self.localSize();
+        List<WorkerInfo> sharing = sharingCpus(self, workers);
+        int localRank = sharing.indexOf(self);
+        int localSize = sharing.size();
         if (unavailable && localSize > 1) {
             unavailable = false;
-            LOG.info("rank {} shares its host with {} other rank(s) and runs unbound: binding to CPUs "
+            LOG.info("rank {} shares its CPUs with {} other rank(s) and runs unbound: binding to CPUs "
                     + "(KOLO_CPU_BIND=auto) needs Linux and Kolo's native library", rank, localSize - 1);
         }
-        if (!enabled || failed || hostCpus.length < 2 || localRank < 0 || localRank >= localSize
-                || sharesProcess(self, workers)) {
+        if (!enabled || failed || hostCpus.length < 2 || localRank < 0 || sharesProcess(self, workers)) {
             return;
         }
         int[] want = share(hostCpus, localRank, localSize);
@@ -94,8 +118,9 @@ final class CpuBinding {
         try {
             ThreadAffinity.bindProcess(want);
             bound = localSize <= 1 ? null : want;
-            LOG.info("rank {} (local {} of {}) runs on CPU{} {} of the {} this host gives the job (KOLO_CPU_BIND)",
-                    rank, localRank, localSize, want.length == 1 ? "" : "s", ThreadAffinity.cpuList(want), hostCpus.length);
+            LOG.info("rank {} ({} of the {} rank(s) of this host given CPUs {}) runs on CPU{} {} (KOLO_CPU_BIND)",
+                    rank, localRank, localSize, ThreadAffinity.cpuList(hostCpus), want.length == 1 ? "" : "s",
+                    ThreadAffinity.cpuList(want));
         } catch (RuntimeException e) {
             failed = true;
             LOG.warn("rank {} runs unbound: binding to CPUs {} failed ({}); KOLO_CPU_BIND=off skips the attempt",

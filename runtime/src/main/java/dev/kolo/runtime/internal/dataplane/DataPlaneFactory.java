@@ -22,4 +22,12 @@ public interface DataPlaneFactory {
     default int hostCpus() {
         return Runtime.getRuntime().availableProcessors();
     }
+
+    /**
+     * @return how many ranks of {@code self}'s host (itself included) were given the same CPUs as it, and so share
+     *         {@link #hostCpus()}
+     */
+    default int ranksSharingCpus(WorkerInfo self, java.util.List<WorkerInfo> workers) {
+        return self.localSize();
+    }
 }

@@ -109,6 +109,16 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         return cpuBinding.hostCpuCount();
     }
 
+    @Override
+    public int ranksSharingCpus(WorkerInfo self, java.util.List<WorkerInfo> workers) {
+        return CpuBinding.sharingCpus(self, workers).size();
+    }
+
+    /** @return the CPUs this process was given, as the kernel lists them, or empty: what the worker advertises */
+    public String cpuList() {
+        return cpuBinding.cpuList();
+    }
+
     /** @return the element-wise arithmetic the data plane uses, for reductions done outside it */
     public Reducer reducer() {
         return reducer;

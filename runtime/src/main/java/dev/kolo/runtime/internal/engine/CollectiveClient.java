@@ -16,6 +16,7 @@ import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
+import dev.kolo.runtime.internal.dataplane.DataPlanes;
 import dev.kolo.runtime.internal.observability.Observability;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -59,9 +60,11 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     private final ConcurrentHashMap<Integer, CollectiveClient> sets = new ConcurrentHashMap<>();
     /**
      * Most names kept registered: beyond it, idle names are let go (a job that names every step's tensors anew
-     * must not grow this for ever). As many as the response cache holds by default.
+     * must not grow this for ever). As many as the response cache holds ({@code KOLO_CACHE_CAPACITY}: a name
+     * beyond it would not be agreed from the cache either), and at least {@link #MIN_NAMES_KEPT}.
      */
-    static final int NAMES_KEPT = 65536;
+    private final int namesKept;
+    static final int MIN_NAMES_KEPT = 1024;
     private final ConcurrentHashMap<String, NameSlot> names = new ConcurrentHashMap<>();
     private final Engine engine;
     private final EngineDriver driver;
@@ -81,6 +84,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         this.reducer = reducer;
         this.threadName = threadName;
         this.cycleNanos.set(node.config().cycleTime().toNanos());
+        this.namesKept = Math.max(MIN_NAMES_KEPT, node.config().cacheCapacity());
         this.engine = new Engine(dataPlanes, reducer, this);
         this.driver = new EngineDriver(engine, this);
         this.collective = new CollectiveThread(engine, driver, this, threadName);
@@ -104,7 +108,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
             return CompletableFuture.failedFuture(g.abortCause);
         }
         PendingOp op = new PendingOp(spec, input, output, g, this);
-        NameSlot slot = NameSlot.claim(names, NAMES_KEPT, spec.name, op);
+        NameSlot slot = NameSlot.claim(names, namesKept, spec.name, op);
         if (slot.lastSpec != spec) { // usually the same spec again: a volatile store costs a fence
             slot.lastSpec = spec;
         }
@@ -246,10 +250,32 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         try {
             drive(f, deadline);
             return Deadlines.await(f, deadline);
+        } catch (RuntimeException e) { // leaving without the result: the caller gets its tensors back first
+            if (f instanceof PendingOp op) {
+                op.letGo();
+            }
+            throw e;
         } finally {
             // The program's time blocked in Kolo: its step time minus this is the rank's own work (the status
             // page plots it per rank, so that the rank the others wait for stands out).
             observability.metrics.waited(System.nanoTime() - start);
+        }
+    }
+
+    /**
+     * Returns once this rank's engine no longer uses {@code op}'s tensors, for a caller that leaves without the op's
+     * result ({@link EngineDriver#letGo}): within {@code KOLO_OP_TIMEOUT}, past which the generation is ended so that
+     * the data plane lets go, and then within the data plane's progress deadline.
+     */
+    void letGo(PendingOp op) {
+        KoloConfig config = node.config();
+        driver.letGo(op, config.opTimeout(), DataPlanes.progressTimeout(config));
+    }
+
+    /** {@link #letGo} for a future the caller stops waiting for; any other future is left as it is. */
+    public static void abandon(CompletableFuture<?> f) {
+        if (f instanceof PendingOp op) {
+            op.letGo();
         }
     }
 
@@ -493,6 +519,26 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
             }
         }
         return n;
+    }
+
+    /**
+     * @return the sizes of this rank's structures kept per tensor name (for tests: none may grow with every new
+     *     name): registered names, cached specs, stalled names, requests the coordinator has not answered, and
+     *     responses held
+     */
+    public java.util.Map<String, Integer> perNameSizes() {
+        engine.lock.lock();
+        try {
+            java.util.Map<String, Integer> sizes = new java.util.TreeMap<>();
+            sizes.put("names", names.size());
+            RankGeneration g = engine.current;
+            if (g != null) {
+                g.perNameSizes(sizes);
+            }
+            return sizes;
+        } finally {
+            engine.lock.unlock();
+        }
     }
 
     /** @return how many specs this rank's cache holds (for tests) */

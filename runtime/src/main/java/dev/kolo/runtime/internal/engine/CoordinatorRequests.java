@@ -120,4 +120,9 @@ final class CoordinatorRequests {
         joinSentNanos = -1;
         resendAt = Long.MAX_VALUE;
     }
+
+    /** @return how many requests wait for the coordinator's answer */
+    int size() {
+        return unanswered.size();
+    }
 }

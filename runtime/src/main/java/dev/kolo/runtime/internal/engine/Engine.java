@@ -195,15 +195,16 @@ final class Engine {
         }
         try {
             g.open(dataPlanes, reducer);
-            // Spin only when the ranks of this host leave a core to spare (for their other threads: the JVM, the
+            // Spin only when the ranks given this process's CPUs leave a core to spare (for their other threads: the JVM, the
             // cluster); else yield the core at every poll (measured at np 2 on 2 cores: p99 2 ms spinning, 0.1 ms
             // yielding; callers spinning and the collective thread yielding cut the median small op 2-3x but ran
             // whole sizes at about 2 ms per op, a spinner holding the core its peer waited for a scheduler slice).
             // Where each rank has exactly one core, the first microseconds of each wait spin all the same.
             int cores = dataPlanes.hostCpus();
-            yieldWhilePolling = g.self.localSize() >= cores;
+            int sharing = dataPlanes.ranksSharingCpus(g.self, g.assignment.workers());
+            yieldWhilePolling = sharing >= cores;
             pollNanos = POLL_NANOS;
-            g.dataPlane.polling(pollNanos, yieldWhilePolling, g.self.localSize() == cores ? SPIN_FIRST_NANOS : 0);
+            g.dataPlane.polling(pollNanos, yieldWhilePolling, sharing == cores ? SPIN_FIRST_NANOS : 0);
         } catch (KoloException e) {
             completion.abort(g, e);
         }

@@ -37,7 +37,8 @@ final class EngineDriver {
     private static final long LOCK_POLL_NANOS = 500_000;
     /** An interrupted waiter's message: the op is not withdrawn, since the other ranks may be running it. */
     static final String INTERRUPTED = "interrupted while waiting for a collective; the op stays submitted and runs "
-            + "once every rank has submitted it, its result on this rank discarded";
+            + "once every rank has submitted it, on a copy of its tensors (the caller's are no longer touched), its "
+            + "result on this rank discarded";
 
     private final Engine engine;
     private final RankGeneration.Completion completion;
@@ -242,6 +243,95 @@ final class EngineDriver {
             completion.abort(g, e);
             return false;
         }
+    }
+
+    // ---------------------------------------------------------------- callers that leave without the result
+
+    /**
+     * Returns once this rank's engine no longer uses {@code op}'s tensors, for a caller that leaves without the op's
+     * result (interrupted, past its deadline, or the op failed): the step that may be using them (an op on the data
+     * plane, an agreement round) ends first, then the op, if it has not finished, goes on with a private copy
+     * ({@link PendingOp#detach}); the caller may free or reuse its memory as soon as this returns. Nothing is
+     * allocated on the way of an op that completes. Bounded: a step ends within {@code opTimeout}
+     * ({@code KOLO_OP_TIMEOUT}); past it the generation is ended, which stops its data plane, and the wait goes on for
+     * {@code progressTimeout} (the data plane's progress deadline) at most. Any thread but the engine's; the interrupt
+     * status is kept as it was.
+     *
+     * @throws KoloException if even then the engine has not let go (a bug: the caller must not free the memory)
+     */
+    void letGo(PendingOp op, java.time.Duration opTimeout, java.time.Duration progressTimeout) {
+        if (op.isDone() && !op.isCompletedExceptionally()) {
+            return; // completed with its result: the step that ran it had finished with its tensors
+        }
+        if (engine.lock.isHeldByCurrentThread()) {
+            op.detach(); // between steps already
+            return;
+        }
+        CompletableFuture<Void> released = new CompletableFuture<>();
+        if (!detachIfFree(op, released)) {
+            // A thread drives the engine: it runs this between its steps (woken if it waits for its peers).
+            engine.post(() -> {
+                if (!released.isDone()) {
+                    op.detach();
+                    released.complete(null);
+                }
+            });
+            wake();
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            interrupted |= awaitReleased(op, released, opTimeout.toNanos());
+            if (!released.isDone()) {
+                completion.abort(op.generation, new KoloException("a caller gave up on '" + op.spec.name + "' and the "
+                        + "data plane still held its tensors after " + opTimeout.toSeconds() + " s (KOLO_OP_TIMEOUT): the "
+                        + "generation ends so that it lets go of them"));
+                interrupted |= awaitReleased(op, released, progressTimeout.toNanos());
+            }
+            if (!released.isDone()) {
+                throw new KoloException("the collective engine did not let go of the tensors of '" + op.spec.name
+                        + "' even after its generation ended: do not free their memory");
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Detaches {@code op} at once if no thread holds the engine (no step can be using its tensors then). */
+    private boolean detachIfFree(PendingOp op, CompletableFuture<Void> released) {
+        if (!engine.lock.tryLock()) {
+            return false;
+        }
+        try {
+            if (!released.isDone()) {
+                op.detach();
+                released.complete(null);
+            }
+        } finally {
+            release();
+        }
+        return true;
+    }
+
+    /**
+     * Waits until {@code released} is done or {@code nanos} have passed, driving the engine meanwhile, or detaching
+     * {@code op} itself whenever the engine is free (a closed worker's, or a generation whose data plane never
+     * opened, has no other thread to run the task). @return whether the thread was interrupted meanwhile
+     */
+    private boolean awaitReleased(PendingOp op, CompletableFuture<Void> released, long nanos) {
+        long deadline = System.nanoTime() + nanos;
+        boolean interrupted = false;
+        while (!released.isDone() && System.nanoTime() - deadline < 0 && !detachIfFree(op, released)) {
+            try {
+                drive(released, Math.min(deadline, System.nanoTime() + MAX_PARK_NANOS));
+            } catch (Deadlines.KoloTimeout e) {
+                // look again
+            } catch (KoloInterruptedException e) {
+                interrupted |= Thread.interrupted(); // interrupted again: the memory still comes first
+            }
+        }
+        return interrupted;
     }
 
     // ---------------------------------------------------------------- any thread

@@ -19,9 +19,13 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class PendingOp extends CompletableFuture<Tensor> {
     final OpSpec spec;
-    final Tensor input;
-    /** Where an allreduce writes its result (the input itself for an in-place one), or null for a new tensor. */
-    final Tensor output;
+    /**
+     * What the op reads, and where an allreduce writes its result (the input itself for an in-place one; null for
+     * a new tensor): the caller's tensors until its caller gives up on it, then a private copy ({@link #detach}).
+     * Read and written under the engine lock, at each use: the engine keeps no reference to them between steps.
+     */
+    Tensor input;
+    Tensor output;
     final RankGeneration generation;
     final long submitNanos = System.nanoTime();
     private final CollectiveClient client;
@@ -52,6 +56,24 @@ final class PendingOp extends CompletableFuture<Tensor> {
         this.output = output;
         this.generation = generation;
         this.client = client;
+    }
+
+    /**
+     * Under the engine lock, between steps (so no step is using the op's tensors): if the op has not finished, it
+     * goes on with a private copy of its input, made now, in place of the caller's tensors, which the engine will
+     * never touch again; its result then lands in the copy and is discarded. Allocates only here, when a caller
+     * gives up, never on the way of an op that completes.
+     */
+    void detach() {
+        if (slot == null || slot.inFlight() != this || input == null) {
+            return; // finished (or failed): no step uses its tensors any more
+        }
+        Tensor copy = Tensor.allocate(input.dtype(), input.shape());
+        copy.data().put(0, input.data(), 0, (int) input.byteSize());
+        if (output != null) {
+            output = copy; // an in-place op: its output is its input
+        }
+        input = copy;
     }
 
     /**
@@ -110,28 +132,46 @@ final class PendingOp extends CompletableFuture<Tensor> {
         wakeWaiter();
     }
 
+    // A waiter that leaves without the result (interrupted, past its deadline, or the op failed) returns only once
+    // the engine no longer uses the op's tensors (EngineDriver.letGo).
+
     @Override
     public Tensor join() {
-        help(Long.MAX_VALUE, false);
-        return super.join();
+        try {
+            help(Long.MAX_VALUE, false);
+            return super.join();
+        } catch (RuntimeException e) {
+            letGo();
+            throw e;
+        }
     }
 
     @Override
     public Tensor get() throws InterruptedException, ExecutionException {
-        help(Long.MAX_VALUE, true);
-        return super.get();
+        try {
+            help(Long.MAX_VALUE, true);
+            return super.get();
+        } catch (InterruptedException | ExecutionException | RuntimeException e) {
+            letGo();
+            throw e;
+        }
     }
 
     @Override
     public Tensor get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException,
             TimeoutException {
-        if (isDone()) {
-            return super.get();
+        try {
+            if (isDone()) {
+                return super.get();
+            }
+            long nanos = unit.toNanos(timeout);
+            long start = System.nanoTime();
+            help(nanos, true);
+            return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException | ExecutionException | TimeoutException | RuntimeException e) {
+            letGo();
+            throw e;
         }
-        long nanos = unit.toNanos(timeout);
-        long start = System.nanoTime();
-        help(nanos, true);
-        return super.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -154,6 +194,11 @@ final class PendingOp extends CompletableFuture<Tensor> {
                 throw e;
             }
         }
+    }
+
+    /** Returns once the engine no longer uses this op's tensors (see {@link CollectiveClient#letGo}). */
+    void letGo() {
+        client.letGo(this);
     }
 
     @Override

@@ -20,7 +20,6 @@ import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
 import dev.kolo.runtime.internal.dataplane.DataPlanes;
 import dev.kolo.runtime.internal.observability.Observability;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -96,8 +95,18 @@ final class RankGeneration {
     private boolean anyJoined;
     /** Something this rank must tell the others in a round. */
     private boolean dirty;
-    /** Tensors failed by the stall inspector while this rank had not submitted them: its late submit fails. */
-    private final Map<String, KoloException> stalled = new HashMap<>();
+    /**
+     * Tensors failed by the stall inspector while this rank had not submitted them: its late submit fails. The
+     * newest {@link #STALLED_KEPT} only: a rank that never submits them must not keep every name (an older one
+     * submitted late then waits and stalls again).
+     */
+    private final Map<String, KoloException> stalled = new java.util.LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, KoloException> eldest) {
+            return size() > STALLED_KEPT;
+        }
+    };
+    static final int STALLED_KEPT = 1024;
     /** Cache ids dropped in the current round (invalid or evicted): their waiting ops go to the coordinator. */
     private final List<Integer> removed = new ArrayList<>();
     /** The agreed ops of the current round that run on the data plane (reused: cleared after every round). */
@@ -458,5 +467,13 @@ final class RankGeneration {
     /** @return how many specs this rank's cache holds */
     int cachedSpecs() {
         return cache.size();
+    }
+
+    /** Adds the sizes of this generation's structures kept per tensor name to {@code sizes} (for tests). */
+    void perNameSizes(Map<String, Integer> sizes) {
+        sizes.put("cache", cache.size());
+        sizes.put("stalled", stalled.size());
+        sizes.put("unanswered", requests.size());
+        sizes.put("responses", responses.size());
     }
 }

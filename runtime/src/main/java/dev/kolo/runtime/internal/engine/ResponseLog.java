@@ -84,4 +84,9 @@ final class ResponseLog {
         arrivals.clear();
         executed = received;
     }
+
+    /** @return how many responses are held here, not run yet */
+    int size() {
+        return responses.size();
+    }
 }

@@ -42,7 +42,19 @@ public final class Negotiator {
      * coordinator already counted, not a new request under the same name.
      */
     private final Map<String, Long> answeredIn = new java.util.HashMap<>();
+    /**
+     * The entries of {@link #answeredIn} in the order they were answered, pruned from the oldest once every rank
+     * holds their response: a rank's requests arrive in the order it sent them, so once it has sent one that
+     * holds a response it can send no copy of a request that response answered. A program that names tensors
+     * by step therefore keeps only the names answered since the ranks' last requests, not every name.
+     */
+    private final java.util.ArrayDeque<Answered> answerOrder = new java.util.ArrayDeque<>();
+    /** Per rank, the most responses it reported holding (in a request or a join). */
+    private final long[] held;
     private long lastJoinResponse = -1;
+
+    private record Answered(String name, long sequence) {
+    }
 
     public Negotiator(int size, long generation, long fusionThreshold) {
         this(size, generation, SetScope.GLOBAL, fusionThreshold);
@@ -55,6 +67,7 @@ public final class Negotiator {
         this.scope = scope;
         this.fusionThreshold = fusionThreshold;
         this.joined = new boolean[size];
+        this.held = new long[size];
     }
 
     /** One rank's request for a named collective, never re-sent (tests). */
@@ -75,6 +88,7 @@ public final class Negotiator {
         if (answered != null && received <= answered) {
             return false; // answered already; the answer had not reached the rank when it sent this copy
         }
+        held(rank, received);
         Pending p = pending.computeIfAbsent(spec.name, n -> new Pending(spec.name, size, nowNanos));
         if (p.specs[rank] != null) {
             return false;
@@ -99,6 +113,7 @@ public final class Negotiator {
         if (rank < 0 || rank >= size || joined[rank] || received <= lastJoinResponse) {
             return false;
         }
+        held(rank, received);
         joined[rank] = true;
         joinedCount++;
         lastJoined = rank;
@@ -137,6 +152,39 @@ public final class Negotiator {
         }
     }
 
+    /**
+     * Rank {@code rank} holds {@code received} responses: the answers every rank holds are forgotten. A joined
+     * rank sends no request until the join completes (and none older than its join after it), so it holds back
+     * nothing.
+     */
+    private void held(int rank, long received) {
+        if (received <= held[rank]) {
+            return;
+        }
+        held[rank] = received;
+        long everywhere = Long.MAX_VALUE;
+        for (int r = 0; r < size; r++) {
+            if (!joined[r] && r != rank) {
+                everywhere = Math.min(everywhere, held[r]);
+            }
+        }
+        everywhere = Math.min(everywhere, received);
+        while (!answerOrder.isEmpty() && answerOrder.peekFirst().sequence() < everywhere) {
+            Answered a = answerOrder.removeFirst();
+            answeredIn.remove(a.name(), a.sequence());
+        }
+    }
+
+    private void answered(String name, long sequence) {
+        answeredIn.put(name, sequence);
+        answerOrder.addLast(new Answered(name, sequence));
+    }
+
+    /** @return how many names the negotiator remembers as answered (for tests: it must not grow with every name) */
+    public int answeredCount() {
+        return answeredIn.size();
+    }
+
     /** @return responses (and join completions) ready to send, in the order every rank must run them */
     public List<ControlMessage> drain() {
         if (!ready.isEmpty()) {
@@ -173,7 +221,7 @@ public final class Negotiator {
             OpSpec spec = p.specs[firstRank(p)];
             boolean cacheable = spec.cacheable() && allEqual(p.specs);
             entries.add(new ResponseEntry(spec.name, cacheable, spec, perRank(spec.type, p.specs)));
-            answeredIn.put(spec.name, nextSequence);
+            answered(spec.name, nextSequence);
         }
         return new OpResponse(generation, scope.id(), nextSequence++, type, List.copyOf(entries), ErrorKind.NONE, "");
     }
@@ -183,7 +231,7 @@ public final class Negotiator {
         List<ResponseEntry> entries = new ArrayList<>();
         for (String n : names) {
             entries.add(new ResponseEntry(n, false, null, new long[0]));
-            answeredIn.put(n, nextSequence);
+            answered(n, nextSequence);
         }
         String scoped = scope.global() ? message
                 : message + " (in " + scope.describe() + "; the ranks named are the set's)";

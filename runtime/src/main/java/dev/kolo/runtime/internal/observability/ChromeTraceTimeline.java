@@ -44,7 +44,15 @@ public final class ChromeTraceTimeline implements Timeline {
      */
     private final long originNanos = System.nanoTime();
     private final long originEpochNanos = epochNanos();
+    /**
+     * The track of each tensor, for the first {@link #MAX_TRACKS} tensors; the events of later ones share one more
+     * track and name their tensor in their arguments (a job that names tensors by step must not grow this, nor
+     * the trace's list of tracks, with every step).
+     */
     private final Map<String, Integer> tracks = new HashMap<>();
+    static final int MAX_TRACKS = 4096;
+    private static final int SHARED_TRACK = MAX_TRACKS + 1;
+    private boolean sharedTrackNamed;
     private final AtomicLong dropped = new AtomicLong();
     private final int pid;
     /** The page being filled, and where it goes in the file. */
@@ -135,10 +143,18 @@ public final class ChromeTraceTimeline implements Timeline {
     /** Appends the event (and its track's name on first use), each preceded by a separator. */
     private void format(Event e, StringBuilder out) {
         Integer tid = tracks.get(e.tensor);
-        if (tid == null) {
+        boolean shared = false;
+        if (tid == null && tracks.size() < MAX_TRACKS) {
             tid = tracks.size() + 1;
             tracks.put(e.tensor, tid);
             out.append(",\n").append(metadata("thread_name", tid, e.tensor));
+        } else if (tid == null) {
+            tid = SHARED_TRACK;
+            shared = true;
+            if (!sharedTrackNamed) {
+                sharedTrackNamed = true;
+                out.append(",\n").append(metadata("thread_name", tid, "tensors after the first " + MAX_TRACKS));
+            }
         }
         out.append(",\n{\"name\":\"").append(escape(e.name)).append("\",\"ph\":\"").append(e.instant ? "i" : "X")
                 .append("\",\"pid\":").append(pid).append(",\"tid\":").append(tid).append(",\"ts\":");
@@ -149,8 +165,15 @@ public final class ChromeTraceTimeline implements Timeline {
             out.append(",\"dur\":");
             micros(e.endNanos - e.startNanos, out);
         }
-        if (e.transport != null) {
-            out.append(",\"args\":{\"transport\":\"").append(escape(e.transport)).append("\"}");
+        if (e.transport != null || shared) {
+            out.append(",\"args\":{");
+            if (shared) {
+                out.append("\"tensor\":\"").append(escape(e.tensor)).append('"').append(e.transport != null ? "," : "");
+            }
+            if (e.transport != null) {
+                out.append("\"transport\":\"").append(escape(e.transport)).append('"');
+            }
+            out.append('}');
         }
         out.append('}');
     }
@@ -175,6 +198,11 @@ public final class ChromeTraceTimeline implements Timeline {
             out.append('0');
         }
         out.append(frac);
+    }
+
+    /** @return how many tensors have a track of their own (for tests) */
+    int trackCount() {
+        return tracks.size();
     }
 
     private String metadata(String kind, int tid, String name) {

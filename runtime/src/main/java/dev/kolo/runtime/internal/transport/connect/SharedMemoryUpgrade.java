@@ -20,8 +20,9 @@ import org.slf4j.LoggerFactory;
  * Moves the data connections between ranks of the same host onto shared memory, once they are connected and have
  * authenticated each other. A connection whose hello offered it (the ranks share an address and the connecting rank
  * has shared memory on; the flag is part of the authenticated hello) is followed by an offer: the rank that connected
- * creates a segment and sends its name, ring size and token over the connection (or "none" if it could not make one);
- * the rank that accepted maps it, checks it, removes its name and answers; both then carry that link's bytes through
+ * creates a segment (whose name is gone as soon as it is made) and sends its reference (name and descriptor), ring
+ * size and token over the connection (or "none" if it could not make one); the rank that accepted maps it through
+ * the creator's descriptor, checks it and answers; both then carry that link's bytes through
  * the segment, keeping the connection as doorbell and watch. A rank with shared memory off, or that cannot map the
  * segment, declines, and the pair stays on TCP: both always agree.
  *
@@ -29,14 +30,15 @@ import org.slf4j.LoggerFactory;
  * wait depends on another around the ring. Each read and write is bounded by the generation's connect deadline.
  *
  * <pre>
- *   offer:  magic "KSHM" (4), version (2), status (1: 1 offer, 0 none), ring capacity (4), name length (2), name, token (16, offers only)
+ *   offer:  magic "KSHM" (4), version (2), status (1: 1 offer, 0 none), ring capacity (4), reference length (2),
+ *           reference ("name:descriptor"), token (16, offers only)
  *   answer: magic "KSHM" (4), version (2), status (1: 1 accepted, 0 declined), reason length (2), reason
  * </pre>
  */
 final class SharedMemoryUpgrade {
     private static final Logger LOG = LoggerFactory.getLogger(SharedMemoryUpgrade.class);
     static final int MAGIC = 0x4B53484D; // "KSHM"
-    static final short VERSION = 1;
+    static final short VERSION = 2;
     static final int OFFER_FIXED_BYTES = 13;
     static final int ANSWER_FIXED_BYTES = 9;
     static final int MAX_NAME_BYTES = 255;
@@ -140,7 +142,7 @@ final class SharedMemoryUpgrade {
                     + "/dev/shm, within the pod's memory limit), or lower KOLO_SHM_BYTES",
                     SharedSegment.size(options.sharedMemoryBytes()), options.sharedMemoryDir(), peer, e.toString());
         }
-        byte[] name = s == null ? new byte[0] : s.name().getBytes(StandardCharsets.UTF_8);
+        byte[] name = s == null ? new byte[0] : s.reference().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(OFFER_FIXED_BYTES + name.length + (s == null ? 0 : SharedSegment.TOKEN_BYTES));
         b.putInt(MAGIC).putShort(VERSION).put((byte) (s == null ? 0 : 1)).putInt(s == null ? 0 : s.capacity())
                 .putShort((short) name.length).put(name);

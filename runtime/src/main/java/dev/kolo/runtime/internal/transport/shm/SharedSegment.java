@@ -3,14 +3,11 @@ package dev.kolo.runtime.internal.transport.shm;
 import dev.kolo.runtime.internal.transport.SharedMemoryWire;
 import dev.kolo.runtime.internal.transport.SharedRing;
 import java.io.IOException;
-import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,17 +29,21 @@ import java.util.Set;
  *   ...  ring 1: opener writes, creator reads
  * </pre>
  *
- * <p>The creator makes the file under a fresh random name, readable and writable by its user alone (0600), writes its
- * pages in full (so a full {@code /dev/shm} is an error now, not a crash at the first write through the mapping) and
- * puts a random token in the header. The name and the token travel to the peer only over the authenticated data
- * connection; the peer maps the file, checks the token (proving both see the same file system) and removes the name
- * at once, so the segment lives on in the two mappings alone and nothing is left behind when either process ends.
+ * <p>The creator makes the file under a fresh random name, readable and writable by its user alone (0600), and
+ * removes the name in the same call that creates it ({@code DELETE_ON_CLOSE} unlinks right after the open, before
+ * the call returns): from then on the file lives in the creator's descriptor and the mappings alone, so a kill of
+ * either process at any later moment leaves nothing in the directory. It writes the pages in full (a full
+ * {@code /dev/shm} is an error now, not a crash at the first write through the mapping) and puts a random token in
+ * the header. Its {@link #reference} (the name, and the descriptor that holds the file) and the token travel to
+ * the peer only over the authenticated data connection; the peer opens the file through the creator's descriptor
+ * ({@code /proc/<pid>/fd/<n>}: the workers of a host share a pid namespace, as for {@link StaleSegments}), maps it
+ * and checks the token. Closing unmaps at once on every supported JDK ({@link SegmentMapping}).
  */
 public final class SharedSegment implements AutoCloseable {
     /** Every segment's file name starts with this. */
     public static final String PREFIX = "kolo-";
     static final long MAGIC = 0x314D48534F4C4F4BL; // "KOLOSHM1", little-endian
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final int HEADER_BYTES = 64;
     public static final int TOKEN_BYTES = 16;
     private static final int MAGIC_AT = 0;
@@ -52,16 +53,24 @@ public final class SharedSegment implements AutoCloseable {
     private static final int PID_AT = 32;
     /** How many zero bytes each write puts when the creator allocates the pages. */
     private static final int FILL_BYTES = 1 << 20;
+    /** What the kernel appends to the target of a descriptor's link once the file has no name. */
+    private static final String DELETED = " (deleted)";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path file;
-    private final MappedByteBuffer mapping;
+    /** The creator's descriptor of the unnamed file, which the peer opens it through; null on the peer's side. */
+    private final FileChannel channel;
+    private final int descriptor;
+    private final SegmentMapping mapping;
     private final int capacity;
     private final byte[] token;
     private boolean closed;
 
-    private SharedSegment(Path file, MappedByteBuffer mapping, int capacity, byte[] token) {
+    private SharedSegment(Path file, FileChannel channel, int descriptor, SegmentMapping mapping, int capacity,
+                          byte[] token) {
         this.file = file;
+        this.channel = channel;
+        this.descriptor = descriptor;
         this.mapping = mapping;
         this.capacity = capacity;
         this.token = token;
@@ -86,8 +95,8 @@ public final class SharedSegment implements AutoCloseable {
     }
 
     /**
-     * Creates, fills and maps a new segment in {@code dir} named {@code jobPrefix(job) + "g" + generation + "-" + pid
-     * + "-" + random}.
+     * Creates a new segment in {@code dir}, named {@code jobPrefix(job) + "g" + generation + "-" + pid + "-" +
+     * random} for the moment of its creation only, and fills and maps it.
      *
      * @throws IOException when the file cannot be made or filled (no such directory, no room left in it)
      */
@@ -99,65 +108,118 @@ public final class SharedSegment implements AutoCloseable {
         long pid = ProcessHandle.current().pid();
         Path file = dir.resolve(jobPrefix(job) + "g" + generation + "-" + pid + "-" + HexFormat.of().formatHex(nonce));
         long size = size(capacity);
+        FileChannel ch;
         try {
-            Files.createFile(file, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+            ch = FileChannel.open(file, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE, StandardOpenOption.DELETE_ON_CLOSE),
+                    PosixFilePermissions.asFileAttribute(OWNER_ONLY));
         } catch (FileAlreadyExistsException e) {
             throw new IOException("a shared-memory segment named " + file + " exists already", e);
         }
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        SegmentMapping m = null;
+        try {
+            int fd = descriptorOf(file);
             ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(FILL_BYTES, size));
             for (long at = 0; at < size; ) {
                 zeros.clear().limit((int) Math.min(zeros.capacity(), size - at));
                 at += ch.write(zeros, at);
             }
-            MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
-            m.order(ByteOrder.LITTLE_ENDIAN);
-            m.putInt(VERSION_AT, VERSION).putInt(CAPACITY_AT, capacity).putLong(PID_AT, pid);
-            m.put(TOKEN_AT, token);
-            m.putLong(MAGIC_AT, MAGIC);
-            return new SharedSegment(file, m, capacity, token);
+            m = SegmentMapping.map(ch, size);
+            ByteBuffer b = m.buffer;
+            b.putInt(VERSION_AT, VERSION).putInt(CAPACITY_AT, capacity).putLong(PID_AT, pid);
+            b.put(TOKEN_AT, token);
+            b.putLong(MAGIC_AT, MAGIC);
+            return new SharedSegment(file, ch, fd, m, capacity, token);
         } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(file);
+            if (m != null) {
+                m.unmap();
+            }
+            ch.close();
             throw e;
         }
     }
 
+    /** @return this process's descriptor of the file that was {@code file} (its name is gone: the link says so) */
+    private static int descriptorOf(Path file) throws IOException {
+        String target = file.toString() + DELETED;
+        try (DirectoryStream<Path> fds = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
+            for (Path fd : fds) {
+                try {
+                    if (Files.readSymbolicLink(fd).toString().equals(target)) {
+                        return Integer.parseInt(fd.getFileName().toString());
+                    }
+                } catch (IOException | NumberFormatException gone) {
+                    // closed meanwhile, or the directory's own descriptor
+                }
+            }
+        }
+        throw new IOException("no descriptor of " + file + " in /proc/self/fd: shared memory needs Linux's /proc");
+    }
+
     /**
-     * Maps the segment another rank created, checks it and removes its name.
+     * Maps the segment another rank created (through its descriptor) and checks it.
      *
-     * @param name the file name the creator sent
-     * @throws IOException when it cannot be opened here (another host's file system, gone) or is not the segment the
-     *         creator described (size, magic, version, capacity, token)
+     * @param reference what the creator sent: {@link #reference}
+     * @throws IOException when it cannot be opened here (another host, another pid namespace, gone) or is not the
+     *         segment the creator described (its name, size, magic, version, capacity, token)
      */
-    public static SharedSegment open(Path dir, String name, int capacity, byte[] token) throws IOException {
-        if (!name.startsWith(PREFIX) || name.contains("/") || name.contains("\0") || name.equals("..")) {
-            throw new IOException("'" + name + "' is not the name of a Kolo shared-memory segment");
+    public static SharedSegment open(Path dir, String reference, int capacity, byte[] token) throws IOException {
+        int colon = reference.lastIndexOf(':');
+        String name = colon < 0 ? reference : reference.substring(0, colon);
+        long pid = StaleSegments.creatorPid(name);
+        int fd = -1;
+        try {
+            fd = colon < 0 ? -1 : Integer.parseInt(reference.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            // refused below
+        }
+        if (!name.startsWith(PREFIX) || name.contains("/") || name.contains("\0") || pid <= 0 || fd < 0) {
+            throw new IOException("'" + reference + "' is not the reference of a Kolo shared-memory segment");
         }
         Path file = dir.resolve(name);
+        Path link = Path.of("/proc", Long.toString(pid), "fd", Integer.toString(fd));
+        String target;
+        try {
+            target = Files.readSymbolicLink(link).toString();
+        } catch (IOException e) {
+            throw new IOException("cannot see process " + pid + "'s descriptor " + fd + " (" + e + "): its creator must "
+                    + "run on this host, in this pid namespace", e);
+        }
+        if (!target.equals(file + DELETED)) {
+            throw new IOException("process " + pid + "'s descriptor " + fd + " is " + target + ", not the segment "
+                    + file + " its creator described");
+        }
         long size = size(capacity);
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (FileChannel ch = FileChannel.open(link, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             if (ch.size() != size) {
                 throw new IOException("shared-memory segment " + file + " holds " + ch.size() + " bytes, expected " + size);
             }
-            MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
-            m.order(ByteOrder.LITTLE_ENDIAN);
-            byte[] found = new byte[TOKEN_BYTES];
-            m.get(TOKEN_AT, found);
-            if (m.getLong(MAGIC_AT) != MAGIC || m.getInt(VERSION_AT) != VERSION || m.getInt(CAPACITY_AT) != capacity
-                    || !java.security.MessageDigest.isEqual(found, token)) {
-                unmap(m);
-                throw new IOException("shared-memory segment " + file + " is not the one its creator described "
-                        + "(header or token differ)");
+            SegmentMapping m = SegmentMapping.map(ch, size);
+            try {
+                ByteBuffer b = m.buffer;
+                byte[] found = new byte[TOKEN_BYTES];
+                b.get(TOKEN_AT, found);
+                if (b.getLong(MAGIC_AT) != MAGIC || b.getInt(VERSION_AT) != VERSION || b.getInt(CAPACITY_AT) != capacity
+                        || !java.security.MessageDigest.isEqual(found, token)) {
+                    throw new IOException("shared-memory segment " + file + " is not the one its creator described "
+                            + "(header or token differ)");
+                }
+                return new SharedSegment(file, null, -1, m, capacity, token);
+            } catch (IOException | RuntimeException e) {
+                m.unmap(); // nothing mapped outlives a refusal
+                throw e;
             }
-            SharedSegment s = new SharedSegment(file, m, capacity, token);
-            s.unlink();
-            return s;
         }
     }
 
-    /** @return the file's name (what the creator sends its peer) */
+    /** @return the file's name while it had one (for messages) */
     public String name() {
         return file.getFileName().toString();
+    }
+
+    /** @return what the creator sends its peer: the name, then ':' and the descriptor that holds the file */
+    public String reference() {
+        return name() + ":" + descriptor;
     }
 
     /** @return the random token the creator put in the header */
@@ -179,19 +241,14 @@ public final class SharedSegment implements AutoCloseable {
     public SharedMemoryWire wire(SocketChannel socket, boolean creator) {
         int first = HEADER_BYTES;
         int second = (int) (HEADER_BYTES + SharedRing.footprint(capacity));
-        SharedRing ring0 = new SharedRing(mapping, first, capacity, creator);
-        SharedRing ring1 = new SharedRing(mapping, second, capacity, !creator);
+        SharedRing ring0 = new SharedRing(mapping.buffer, first, capacity, creator);
+        SharedRing ring1 = new SharedRing(mapping.buffer, second, capacity, !creator);
         return creator ? new SharedMemoryWire(socket, ring1, ring0) : new SharedMemoryWire(socket, ring0, ring1);
     }
 
-    /** Removes the name; the mappings stay. Idempotent. */
-    public void unlink() throws IOException {
-        Files.deleteIfExists(file);
-    }
-
     /**
-     * Removes the name if still there and unmaps the segment. Only once no thread reads or writes its rings (the
-     * transport's release sees to it): a later access would crash the process.
+     * Unmaps the segment and closes the creator's descriptor: the memory is freed once the peer has done the same.
+     * Only once no thread reads or writes its rings (the transport's release sees to it). Idempotent.
      */
     @Override
     public synchronized void close() throws IOException {
@@ -200,55 +257,16 @@ public final class SharedSegment implements AutoCloseable {
         }
         closed = true;
         try {
-            unlink();
+            mapping.unmap();
         } finally {
-            unmap(mapping);
+            if (channel != null) {
+                channel.close();
+            }
         }
     }
 
     private static final Set<java.nio.file.attribute.PosixFilePermission> OWNER_ONLY =
             PosixFilePermissions.fromString("rw-------");
-
-    /**
-     * Unmaps at once (the JDK would wait for the garbage collector, holding the memory of every generation's
-     * segments until then), through {@code sun.misc.Unsafe.invokeCleaner}, as Agrona and Netty do; where that is
-     * not available, or (JDK 24 on) would print a deprecation warning on the user's terminal, the collector does it:
-     * the segment has no name any more, so nothing but its memory waits for it.
-     */
-    private static void unmap(MappedByteBuffer m) {
-        if (INVOKE_CLEANER != null) {
-            try {
-                INVOKE_CLEANER.invoke(UNSAFE, m);
-            } catch (ReflectiveOperationException | RuntimeException ignored) {
-                // left to the garbage collector
-            }
-        }
-    }
-
-    /** JEP 498: from JDK 24 the first call of {@code invokeCleaner} prints a warning on standard error. */
-    private static final int FIRST_JDK_WARNING_ON_UNSAFE_MEMORY_ACCESS = 24;
-    private static final Object UNSAFE;
-    private static final Method INVOKE_CLEANER;
-
-    static {
-        Object unsafe = null;
-        Method invoke = null;
-        try {
-            if (Runtime.version().feature() >= FIRST_JDK_WARNING_ON_UNSAFE_MEMORY_ACCESS) {
-                throw new UnsupportedOperationException("left to the garbage collector");
-            }
-            Class<?> c = Class.forName("sun.misc.Unsafe");
-            Field f = c.getDeclaredField("theUnsafe");
-            f.setAccessible(true);
-            unsafe = f.get(null);
-            invoke = c.getMethod("invokeCleaner", ByteBuffer.class);
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            unsafe = null;
-            invoke = null;
-        }
-        UNSAFE = unsafe;
-        INVOKE_CLEANER = invoke;
-    }
 
     @Override
     public String toString() {

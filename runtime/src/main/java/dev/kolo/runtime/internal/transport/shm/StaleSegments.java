@@ -11,14 +11,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Removes segments whose creator died between making one and its peer mapping it (the only moment a segment has a
- * name: a few milliseconds while a generation connects). A segment's name carries its creator's pid; the creator is
- * dead when no process has that pid, or the process that has it started after the segment was written (the pid was
- * reused). Run whenever a generation connects co-located ranks, so what a crash left is gone by the next generation.
+ * Removes segment names whose creator is dead: a segment has a name only between the two system calls that create
+ * and unlink its file ({@link SharedSegment#create}), so only a kill at that instant, or an older Kolo version,
+ * leaves one. A segment's name carries its creator's pid; the creator is dead when no process has that pid, or the
+ * process that has it started after the segment was written (the pid was reused). Run whenever a generation
+ * connects co-located ranks, so what a crash left is gone by the next generation.
  *
- * <p>Only processes of this pid namespace are seen: workers that share {@code /dev/shm} must share their pid namespace
- * too (several workers of one container, as {@code launch} and the Kubernetes overlay start them), else a sweep may
- * remove a peer's segment before it was mapped, and that pair falls back to TCP.
+ * <p>Only processes of this pid namespace are seen: workers that share {@code /dev/shm} share their pid namespace
+ * too (several workers of one container, as {@code launch} and the Kubernetes overlay start them), as the peer's
+ * open through {@code /proc/<pid>/fd} needs anyway.
  */
 public final class StaleSegments {
     private static final Logger LOG = LoggerFactory.getLogger(StaleSegments.class);
