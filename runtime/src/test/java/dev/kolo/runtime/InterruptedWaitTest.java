@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kolo.testing.Conditions;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.nio.ByteBuffer;
@@ -18,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -162,7 +161,7 @@ class InterruptedWaitTest {
 
     /** Waits until {@code t} is inside Kolo's wait for its op (its stack is in the engine's drive loop). */
     private static void awaitInKolosWait(Thread t) throws InterruptedException {
-        awaitCondition(() -> {
+        Conditions.await(() -> {
             for (StackTraceElement e : t.getStackTrace()) {
                 if (e.getClassName().endsWith("CollectiveClient") && e.getMethodName().equals("drive")) {
                     return true;
@@ -179,7 +178,7 @@ class InterruptedWaitTest {
     static void awaitParked(Thread t) throws InterruptedException {
         int[] inARow = {0};
         StringBuilder last = new StringBuilder();
-        awaitCondition(() -> {
+        Conditions.await(() -> {
             ThreadInfo info = ManagementFactory.getThreadMXBean().getThreadInfo(new long[] {t.getId()}, false, false,
                     4)[0];
             if (info != null && blocked(info)) {
@@ -210,20 +209,7 @@ class InterruptedWaitTest {
                 .orElseThrow(() -> new AssertionError("no thread " + name));
     }
 
-    private static void awaitCondition(BooleanSupplier condition, String failure) throws InterruptedException {
-        awaitCondition(condition, () -> failure);
-    }
 
-    private static void awaitCondition(BooleanSupplier condition, java.util.function.Supplier<String> failure)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + GUARD_NANOS;
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail(failure.get());
-            }
-            Thread.sleep(5); // polling a condition, bounded by the deadline
-        }
-    }
 
     private static Tensor one() {
         return Tensor.of(new float[] {1}, 1);

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import ai.djl.Model;
 import ai.djl.engine.Engine;
@@ -26,6 +25,7 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
+import dev.kolo.testing.Conditions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -96,7 +96,7 @@ class ModelExchangeTest {
                 }
             }, "rank-0-step");
             stepper.start();
-            awaitCondition(() -> inKolosWait(stepper), "rank 0's step never waited in Kolo");
+            Conditions.await(() -> Conditions.inKolosWait(stepper), "rank 0's step never waited in Kolo");
             stepper.interrupt();
             stepper.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
             assertTrue(!stepper.isAlive(), "rank 0's interrupted step never returned");
@@ -209,25 +209,7 @@ class ModelExchangeTest {
         }
     }
 
-    private static boolean inKolosWait(Thread t) {
-        for (StackTraceElement e : t.getStackTrace()) {
-            if (e.getClassName().endsWith("CollectiveClient") && e.getMethodName().equals("drive")) {
-                return true;
-            }
-        }
-        return false;
-    }
 
-    private static void awaitCondition(java.util.function.BooleanSupplier condition, String failure)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GUARD_SECONDS); // a guard only
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail(failure);
-            }
-            Thread.sleep(5); // polling a condition, bounded by the deadline
-        }
-    }
 
     /** Runs {@code tasks} concurrently, one thread each (as the ranks' training loops would); results in order. */
     private static <T> List<T> all(List<Callable<T>> tasks) throws Exception {

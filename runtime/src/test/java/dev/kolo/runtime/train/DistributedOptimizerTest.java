@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.testing.Conditions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -198,11 +199,11 @@ class DistributedOptimizerTest {
                 java.util.concurrent.CountDownLatch caught = new java.util.concurrent.CountDownLatch(1);
                 Thread watcher = new Thread(() -> {
                     try {
-                        awaitCondition(() -> inKolosWait(trainer), "rank 0's step never waited in Kolo");
+                        Conditions.await(() -> Conditions.inKolosWait(trainer), "rank 0's step never waited in Kolo");
                         trainer.interrupt();
                         caught.await();
                         // The second step waits for the others (fixed) or has failed already (the defect).
-                        awaitCondition(() -> secondStepOver.get() || inKolosWait(trainer),
+                        Conditions.await(() -> secondStepOver.get() || Conditions.inKolosWait(trainer),
                                 "rank 0's second step neither waited nor ended");
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
@@ -268,23 +269,7 @@ class DistributedOptimizerTest {
         }
     }
 
-    private static boolean inKolosWait(Thread t) {
-        for (StackTraceElement e : t.getStackTrace()) {
-            if (e.getClassName().endsWith("CollectiveClient") && e.getMethodName().equals("drive")) {
-                return true;
-            }
-        }
-        return false;
-    }
 
-    private static void awaitCondition(java.util.function.BooleanSupplier condition, String failure)
-            throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a guard: the condition comes first
-        while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, failure);
-            Thread.sleep(5); // polling a condition, bounded by the deadline
-        }
-    }
 
     @Test
     void rejectsMisuse() {
