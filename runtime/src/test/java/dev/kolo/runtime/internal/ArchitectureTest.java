@@ -17,6 +17,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
+import dev.kolo.testing.ModuleLimits;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -28,15 +29,31 @@ import org.junit.jupiter.api.Test;
 /**
  * The runtime's package map, checked on its bytecode: the internal packages form no cycle, the data plane
  * knows nothing of the control plane, the internals never reach back to the {@code Kolo} facade, no two classes
- * of different packages use each other, and the public API's signatures show no internal type.
+ * of different packages use each other, and the public API's signatures show no internal type. And the limits every
+ * module keeps ({@link ModuleLimits}), for the runtime and for the kernels below it (which cannot use the runtime's
+ * test support): no main class above 500 lines, no package above 20 files, no import circle between packages, no
+ * class that refers to its creator, no fuzz seeds that no fuzz test reads.
  */
-class ArchitectureTest {
+class ArchitectureTest extends ModuleLimits {
     private static final String INTERNAL = "dev.kolo.runtime.internal";
     /** The packages of the runtime's public API. */
     private static final String[] API_PACKAGES = {"dev.kolo.runtime", "dev.kolo.runtime.train", "dev.kolo.runtime.jvm"};
     private static final JavaClasses RUNTIME = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.kolo.runtime");
+    /**
+     * The public API package may hold more files than the limit: a user finds the API in one package (as
+     * {@code io.vertx.core} and {@code com.hazelcast.core} keep theirs), and splitting it would change the names
+     * programs import.
+     */
+    private static final String API_PACKAGE = "dev.kolo.runtime";
+
+    @Override
+    protected List<Module> modules() {
+        // The kernels sit below the runtime and cannot use its test support: their limits are held here.
+        return List.of(new Module(".", "dev.kolo.runtime", API_PACKAGE, Set.of(API_PACKAGE)),
+                new Module("../kernels", "dev.kolo.kernels", null, Set.of()));
+    }
 
     @Test
     void internalPackagesFormNoCycle() {
