@@ -74,6 +74,14 @@ class ArchitectureTest extends ModuleLimits {
     }
 
     @Test
+    void theFramesAndThePumpSeeSharedMemoryOnlyThroughTheWireSeam() {
+        // MappedWire is the seam; rings, segments and the upgrade are transport.shm's alone.
+        noClasses().that().resideInAPackage(INTERNAL + ".transport")
+                .should().dependOnClassesThat().resideInAPackage(INTERNAL + ".transport.shm..")
+                .check(RUNTIME);
+    }
+
+    @Test
     void theCollectivesUseOnlyTheTransport() {
         usesNone("collectives", "cluster", "control", "dataplane", "engine", "negotiation", "observability", "security");
     }

@@ -107,8 +107,8 @@ public final class Transport {
         link.registered(link.channel.register(selector, 0, link));
         link.channel.register(idleSelector, SelectionKey.OP_READ, link);
         links[linkCount++] = link;
-        sharedLinks |= link.wire.sharedMemory();
-        onlyShared &= link.wire.sharedMemory();
+        sharedLinks |= link.mapped != null;
+        onlyShared &= link.mapped != null;
     }
 
     /**
@@ -236,8 +236,8 @@ public final class Transport {
             }
             if (recvLink != null) {
                 recvLink.in.reset();
-                if (recvLink.wire instanceof SharedMemoryWire shm) {
-                    shm.streaming();
+                if (recvLink.mapped != null) {
+                    recvLink.mapped.streaming();
                 }
             }
         }
@@ -357,8 +357,8 @@ public final class Transport {
         if (!sharedLinks) {
             return park(culprit, lastProgress, seq);
         }
-        Link shmSend = wantWrite && sendLink.wire.sharedMemory() ? sendLink : null;
-        Link shmRecv = wantRead && recvLink.wire.sharedMemory() ? recvLink : null;
+        Link shmSend = wantWrite && sendLink.mapped != null ? sendLink : null;
+        Link shmRecv = wantRead && recvLink.mapped != null ? recvLink : null;
         // A wait on shared memory alone polls even in a bulk op of a generation with sockets (a hierarchical
         // allreduce's phases within a host): no kernel copy needs the core.
         boolean socketWait = wantWrite && shmSend == null || wantRead && shmRecv == null;
@@ -370,7 +370,7 @@ public final class Transport {
      * way it waits, since its bytes and its room are in the rings.
      */
     private static int interestOf(Link l, boolean write, boolean read) {
-        if (l.wire.sharedMemory()) {
+        if (l.mapped != null) {
             return write || read ? SelectionKey.OP_READ : 0;
         }
         return (write ? SelectionKey.OP_WRITE : 0) | (read ? SelectionKey.OP_READ : 0);
@@ -398,10 +398,10 @@ public final class Transport {
         boolean ready = false;
         try {
             if (shmSend != null) {
-                ready = shmSend.wire.waitForRoom(1);
+                ready = shmSend.mapped.waitForRoom(1);
             }
             if (shmRecv != null) {
-                ready |= shmRecv.wire.waitForBytes(1);
+                ready |= shmRecv.mapped.waitForBytes(1);
             }
             if (!ready && !readAhead()) {
                 select(progressTimeoutNanos - waited);
@@ -409,10 +409,10 @@ public final class Transport {
         } finally {
             ownerParking = false;
             if (shmSend != null) {
-                shmSend.wire.waitForRoom(-1);
+                shmSend.mapped.waitForRoom(-1);
             }
             if (shmRecv != null) {
-                shmRecv.wire.waitForBytes(-1);
+                shmRecv.mapped.waitForBytes(-1);
             }
             drainOwner(shmSend);
             if (shmRecv != shmSend) {
@@ -424,7 +424,7 @@ public final class Transport {
 
     /** The op's thread consumes a shared-memory link's wake-ups; if it took the idle thread's, that one looks again. */
     private void drainOwner(Link l) {
-        if (l != null && l.wire.drainWakeups(ownerScratch) && idleWaiting) {
+        if (l != null && l.mapped != null && l.mapped.drainWakeups(ownerScratch) && idleWaiting) {
             idleSelector.wakeup();
         }
     }
@@ -476,7 +476,7 @@ public final class Transport {
     private boolean readAhead() {
         for (int i = 0; i < linkCount; i++) {
             Link l = links[i];
-            if (l.wantsRead() && !l.wire.sharedMemory() && l.wire.hasBuffered()) {
+            if (l.wantsRead() && l.mapped == null && l.wire.hasBuffered()) {
                 return true;
             }
         }
@@ -554,7 +554,7 @@ public final class Transport {
         }
         if (sharedLinks) {
             for (Link l : links) {
-                if (l != null && l.wire.sharedMemory()) {
+                if (l != null && l.mapped != null) {
                     drainOwner(l);
                 }
             }
@@ -572,8 +572,8 @@ public final class Transport {
         boolean ready = false;
         for (int i = 0; i < n; i++) {
             Link l = links[i];
-            if (l != null && l.wire.sharedMemory()) {
-                ready |= l.wire.waitForBytes(delta);
+            if (l != null && l.mapped != null) {
+                ready |= l.mapped.waitForBytes(delta);
             }
         }
         return ready;
@@ -623,7 +623,7 @@ public final class Transport {
             }
             boolean woke = false;
             for (int i = 0; i < linkCount; i++) {
-                woke |= links[i].wire.sharedMemory() && links[i].wire.drainWakeups(idleScratch);
+                woke |= links[i].mapped != null && links[i].mapped.drainWakeups(idleScratch);
             }
             if (woke && ownerParking) {
                 selector.wakeup();
@@ -814,7 +814,7 @@ public final class Transport {
     }
 
     private static boolean sharedMemory(SelectionKey k) {
-        return k.attachment() instanceof Link l && l.wire.sharedMemory();
+        return k.attachment() instanceof Link l && l.mapped != null;
     }
 
     private void crashForTest() {

@@ -1,6 +1,8 @@
 /**
  * The transport (Gloo's pairs and buffers): a {@link dev.kolo.runtime.internal.transport.Link} per peer over a
- * {@link dev.kolo.runtime.internal.transport.Wire} (plain TCP or TLS), checked frames
+ * {@link dev.kolo.runtime.internal.transport.Wire} (plain TCP, TLS, or a
+ * {@link dev.kolo.runtime.internal.transport.MappedWire}: the seam to shared memory, which lives in
+ * {@code transport.shm}), checked frames
  * ({@link dev.kolo.runtime.internal.transport.FrameWriter}, {@link dev.kolo.runtime.internal.transport.FrameReader}),
  * and the {@link dev.kolo.runtime.internal.transport.Transport} that pumps a
  * {@link dev.kolo.runtime.internal.transport.Schedule}'s frames on the calling thread. A schedule is the seam

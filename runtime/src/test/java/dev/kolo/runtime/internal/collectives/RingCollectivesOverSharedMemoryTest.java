@@ -1,7 +1,7 @@
 package dev.kolo.runtime.internal.collectives;
 
-import dev.kolo.runtime.internal.transport.SharedRing;
 import dev.kolo.runtime.internal.transport.connect.TransportOptions;
+import dev.kolo.runtime.internal.transport.shm.SharedRing;
 
 /**
  * {@link RingCollectivesTest} with every link through shared memory (the ranks share 127.0.0.1), on the smallest

@@ -6,6 +6,7 @@ import dev.kolo.runtime.internal.transport.Io;
 import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Transport;
 import dev.kolo.runtime.internal.transport.Wire;
+import dev.kolo.runtime.internal.transport.shm.SharedMemoryUpgrade;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
@@ -137,8 +138,10 @@ public final class Endpoint implements AutoCloseable {
                 }
                 g.awaitAck(connected[r], r);
                 openMesh(g, rank, l, r, connected, accepted);
-                shared = new SharedMemoryUpgrade(job, generation, rank, ps, options, g.deadlineNanos())
-                        .run(connected, accepted, g, transport);
+                shared = new SharedMemoryUpgrade(job, generation, rank, ps.stream().map(PeerAddress::toString).toList(),
+                        ps.stream().map(PeerAddress::host).toList(), options.sharedMemory(), options.sharedMemoryBytes(),
+                        options.sharedMemoryDir(), g.deadlineNanos()).run(connected, accepted, g::offered,
+                        g::peerOffered, transport);
                 left = new Link(accepted[l], l, ps.get(l).host());
                 accepted[l] = null;
                 transport.add(left);

@@ -11,7 +11,7 @@ import dev.kolo.runtime.internal.collectives.Elements;
 import dev.kolo.runtime.internal.collectives.Ring;
 import dev.kolo.runtime.internal.collectives.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
-import dev.kolo.runtime.internal.transport.Wire;
+import dev.kolo.runtime.internal.transport.PlainWire;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -38,7 +38,7 @@ class HandshakeTest {
             return null;
         }
         try {
-            return Greeter.readAck(Wire.plain(ch), deadline);
+            return Greeter.readAck(new PlainWire(ch), deadline);
         } catch (EOFException e) {
             return null;
         } finally {

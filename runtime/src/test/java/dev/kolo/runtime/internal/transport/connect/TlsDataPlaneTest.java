@@ -15,6 +15,7 @@ import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.collectives.Ring;
 import dev.kolo.runtime.internal.collectives.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.PlainWire;
 import dev.kolo.runtime.internal.transport.TlsWire;
 import dev.kolo.runtime.internal.transport.Wire;
 import java.io.IOException;
@@ -274,7 +275,7 @@ class TlsDataPlaneTest {
             // Silence: connected, never a ClientHello; the greeting deadline (2 s here) closes it.
             try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(to.host(), to.port()))) {
                 ch.configureBlocking(false);
-                assertClosed(Wire.plain(ch));
+                assertClosed(new PlainWire(ch));
             }
             log.await(l -> l.contains("no complete TLS handshake from"), 10);
         }
@@ -300,7 +301,7 @@ class TlsDataPlaneTest {
         try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(to.host(), to.port()))) {
             ch.configureBlocking(false);
             Io.writeFully(ch, ByteBuffer.wrap(bytes), System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
-            assertClosed(Wire.plain(ch));
+            assertClosed(new PlainWire(ch));
         }
     }
 

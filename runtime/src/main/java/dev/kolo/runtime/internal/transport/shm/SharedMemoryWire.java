@@ -1,5 +1,6 @@
-package dev.kolo.runtime.internal.transport;
+package dev.kolo.runtime.internal.transport.shm;
 
+import dev.kolo.runtime.internal.transport.MappedWire;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -19,7 +20,7 @@ import java.nio.channels.SocketChannel;
  * the process may only ask {@link #hasBuffered()} and raise or lower the reader's wait counter ({@link
  * #waitForBytes}), for the idle wait.
  */
-public final class SharedMemoryWire implements Wire {
+public final class SharedMemoryWire extends MappedWire {
     private static final int DOORBELL_DRAIN_BYTES = 64;
 
     private final SocketChannel socket;
@@ -47,11 +48,6 @@ public final class SharedMemoryWire implements Wire {
 
     @Override
     public boolean flushed() {
-        return true;
-    }
-
-    @Override
-    public boolean sharedMemory() {
         return true;
     }
 
@@ -132,7 +128,7 @@ public final class SharedMemoryWire implements Wire {
      * there already after raising the counter, so that the park must not happen; any thread
      */
     @Override
-    public boolean waitForBytes(int delta) {
+    protected boolean waitForBytes(int delta) {
         in.readersWaiting(delta);
         return delta > 0 && (peerClosed || in.hasBytes() && (needed <= 1 || Thread.currentThread() != owner
                 || in.available(needed) >= needed));
@@ -144,17 +140,20 @@ public final class SharedMemoryWire implements Wire {
     private Thread owner;
 
     /** The next frame this rank writes starts here: the ring aligns it. */
-    void writingFrame() {
+    @Override
+    protected void writingFrame() {
         out.frameStart();
     }
 
     /** The next frame this rank reads starts here: the ring aligns it, as the writer did. */
-    void readingFrame() {
+    @Override
+    protected void readingFrame() {
         in.frameStart();
     }
 
     /** @return the ring's size: the largest payload that can be used in place */
-    int capacity() {
+    @Override
+    protected int capacity() {
         return in.capacity();
     }
 
@@ -162,7 +161,8 @@ public final class SharedMemoryWire implements Wire {
      * @return whether {@code bytes} of payload are in the ring now, to be used where they lie; if not, the op's waits
      *         last until they are
      */
-    boolean payloadReady(int bytes) {
+    @Override
+    protected boolean payloadReady(int bytes) {
         if (in.available(bytes) >= bytes) {
             needed = 1;
             return true;
@@ -173,26 +173,31 @@ public final class SharedMemoryWire implements Wire {
     }
 
     /** @return whether the peer is gone with fewer than {@code bytes} left in the ring: they will never all be there */
-    boolean endedBefore(int bytes) {
+    @Override
+    protected boolean endedBefore(int bytes) {
         return peerClosed && in.available(bytes) < bytes;
     }
 
     /** Waits count single bytes again (an op that waited for a payload failed). */
-    void streaming() {
+    @Override
+    protected void streaming() {
         needed = 1;
     }
 
     /** @return the ring's data region, where a ready payload lies from {@link #payloadOffset()} (wrapping at its end) */
-    ByteBuffer payloadData() {
+    @Override
+    protected ByteBuffer payloadData() {
         return in.data();
     }
 
-    int payloadOffset() {
+    @Override
+    protected int payloadOffset() {
         return in.readOffset();
     }
 
     /** The payload used in place is done with: its room goes back to the writer. */
-    void consumePayload(int bytes) {
+    @Override
+    protected void consumePayload(int bytes) {
         needed = 1;
         in.consume(bytes);
         if (in.writersWaiting()) {
@@ -205,7 +210,7 @@ public final class SharedMemoryWire implements Wire {
      * is gone) after raising the counter, so that the park must not happen
      */
     @Override
-    public boolean waitForRoom(int delta) {
+    protected boolean waitForRoom(int delta) {
         out.writersWaiting(delta);
         return delta > 0 && (peerClosed || out.hasRoom());
     }
@@ -216,7 +221,7 @@ public final class SharedMemoryWire implements Wire {
      * @return whether any wake-up (or the end) was there
      */
     @Override
-    public boolean drainWakeups(ByteBuffer scratch) {
+    protected boolean drainWakeups(ByteBuffer scratch) {
         boolean any = false;
         try {
             while (true) {

@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.transport;
+package dev.kolo.runtime.internal.transport.shm;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,18 +1,17 @@
-package dev.kolo.runtime.internal.transport.connect;
+package dev.kolo.runtime.internal.transport.shm;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.transport.Io;
-import dev.kolo.runtime.internal.transport.SharedRing;
 import dev.kolo.runtime.internal.transport.Transport;
 import dev.kolo.runtime.internal.transport.Wire;
-import dev.kolo.runtime.internal.transport.shm.SharedSegment;
-import dev.kolo.runtime.internal.transport.shm.StaleSegments;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntPredicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,7 +34,7 @@ import org.slf4j.LoggerFactory;
  *   answer: magic "KSHM" (4), version (2), status (1: 1 accepted, 0 declined), reason length (2), reason
  * </pre>
  */
-final class SharedMemoryUpgrade {
+public final class SharedMemoryUpgrade {
     private static final Logger LOG = LoggerFactory.getLogger(SharedMemoryUpgrade.class);
     static final int MAGIC = 0x4B53484D; // "KSHM"
     static final short VERSION = 2;
@@ -47,54 +46,68 @@ final class SharedMemoryUpgrade {
     private final String job;
     private final long generation;
     private final int rank;
-    private final List<PeerAddress> peers;
-    private final TransportOptions options;
+    /** Each rank's data address ({@code host:port}), for messages. */
+    private final List<String> peers;
+    /** Each rank's host. */
+    private final List<String> hosts;
+    /** This rank has shared memory on ({@code KOLO_SHM}). */
+    private final boolean enabled;
+    private final int ringBytes;
+    private final Path dir;
     private final long deadlineNanos;
 
-    SharedMemoryUpgrade(String job, long generation, int rank, List<PeerAddress> peers, TransportOptions options,
-            long deadlineNanos) {
+    /**
+     * @param peers each rank's data address ({@code host:port}), for messages
+     * @param hosts each rank's host
+     * @param enabled whether this rank has shared memory on
+     * @param ringBytes the capacity of each ring this rank creates
+     * @param dir where segments are made ({@code /dev/shm})
+     * @param deadlineNanos when the generation's connect deadline passes ({@link System#nanoTime()})
+     */
+    public SharedMemoryUpgrade(String job, long generation, int rank, List<String> peers, List<String> hosts,
+            boolean enabled, int ringBytes, Path dir, long deadlineNanos) {
         this.job = job;
         this.generation = generation;
         this.rank = rank;
         this.peers = peers;
-        this.options = options;
+        this.hosts = hosts;
+        this.enabled = enabled;
+        this.ringBytes = ringBytes;
+        this.dir = dir;
         this.deadlineNanos = deadlineNanos;
-    }
-
-    /** @return whether {@code peer} runs on {@code rank}'s host (the same address: the same pod or machine) */
-    static boolean colocated(List<PeerAddress> peers, int rank, int peer) {
-        return peer != rank && peers.get(peer).host().equals(peers.get(rank).host());
     }
 
     /**
      * Upgrades the connections whose hellos offered shared memory, in place: {@code connected[j]} is the connection this
-     * rank opened to rank j, {@code accepted[j]} the one rank j opened to it (null where there is none); {@code g}
-     * knows which hellos offered it. An upgraded wire's segment is closed by {@code transport}'s release.
+     * rank opened to rank j, {@code accepted[j]} the one rank j opened to it (null where there is none); {@code offered}
+     * says whether this rank's hello to j offered it, {@code peerOffered} whether j's hello did. An upgraded wire's
+     * segment is closed by {@code transport}'s release.
      *
      * @return the ranks now reached through shared memory (at least one of their connections)
      */
-    List<Integer> run(Wire[] connected, Wire[] accepted, Greeter g, Transport transport) {
+    public List<Integer> run(Wire[] connected, Wire[] accepted, IntPredicate offered, IntPredicate peerOffered,
+            Transport transport) {
         int size = peers.size();
         List<Integer> shared = new ArrayList<>();
         boolean any = false;
         for (int j = 0; j < size; j++) {
-            any |= connected[j] != null && g.offered(j) || accepted[j] != null && g.peerOffered(j);
+            any |= connected[j] != null && offered.test(j) || accepted[j] != null && peerOffered.test(j);
         }
         if (!any) {
             return shared;
         }
-        if (options.sharedMemory()) {
-            StaleSegments.sweep(options.sharedMemoryDir());
+        if (enabled) {
+            StaleSegments.sweep(dir);
         }
-        SharedSegment[] offered = new SharedSegment[size];
+        SharedSegment[] made = new SharedSegment[size];
         try {
             for (int j = 0; j < size; j++) {
-                if (connected[j] != null && g.offered(j)) {
-                    offered[j] = offer(connected[j], j);
+                if (connected[j] != null && offered.test(j)) {
+                    made[j] = offer(connected[j], j);
                 }
             }
             for (int j = 0; j < size; j++) {
-                if (accepted[j] != null && g.peerOffered(j)) {
+                if (accepted[j] != null && peerOffered.test(j)) {
                     SharedSegment s = answer(accepted[j], j);
                     if (s != null) {
                         transport.releaseWith(s);
@@ -104,9 +117,9 @@ final class SharedMemoryUpgrade {
                 }
             }
             for (int j = 0; j < size; j++) {
-                if (offered[j] != null) {
-                    SharedSegment s = offered[j];
-                    offered[j] = null;
+                if (made[j] != null) {
+                    SharedSegment s = made[j];
+                    made[j] = null;
                     if (accepted(connected[j], j, s)) {
                         transport.releaseWith(s);
                         connected[j] = s.wire(connected[j].socket(), true);
@@ -119,7 +132,7 @@ final class SharedMemoryUpgrade {
                 }
             }
         } finally {
-            for (SharedSegment s : offered) {
+            for (SharedSegment s : made) {
                 Io.closeQuietly(s); // a failure part way: nothing mapped may outlive it
             }
         }
@@ -130,7 +143,7 @@ final class SharedMemoryUpgrade {
     private SharedSegment offer(Wire wire, int peer) {
         SharedSegment s = null;
         try {
-            s = SharedSegment.create(options.sharedMemoryDir(), job, generation, options.sharedMemoryBytes());
+            s = SharedSegment.create(dir, job, generation, ringBytes);
         } catch (IOException | RuntimeException e) {
             if (e instanceof java.nio.channels.ClosedByInterruptException || Thread.currentThread().isInterrupted()) {
                 // This rank is closing (its data plane's thread was interrupted): no lack of room to report.
@@ -140,7 +153,7 @@ final class SharedMemoryUpgrade {
             LOG.warn("data plane: cannot create a shared-memory segment of {} bytes in {} for rank {} ({}); that "
                     + "pair stays on TCP. Make room there (in Kubernetes, an emptyDir of medium Memory mounted at "
                     + "/dev/shm, within the pod's memory limit), or lower KOLO_SHM_BYTES",
-                    SharedSegment.size(options.sharedMemoryBytes()), options.sharedMemoryDir(), peer, e.toString());
+                    SharedSegment.size(ringBytes), dir, peer, e.toString());
         }
         byte[] name = s == null ? new byte[0] : s.reference().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(OFFER_FIXED_BYTES + name.length + (s == null ? 0 : SharedSegment.TOKEN_BYTES));
@@ -177,7 +190,7 @@ final class SharedMemoryUpgrade {
             Io.readFully(wire, name, deadlineNanos);
             if (status == 0) {
                 reason = "the peer offered none";
-            } else if (!options.sharedMemory()) {
+            } else if (!enabled) {
                 reason = "rank " + rank + " has KOLO_SHM=false";
             } else if (Integer.bitCount(capacity) != 1 || capacity < SharedRing.MIN_CAPACITY
                     || capacity > SharedRing.MAX_CAPACITY) {
@@ -187,7 +200,7 @@ final class SharedMemoryUpgrade {
                 String n = new String(name.array(), 0, nameLength, StandardCharsets.UTF_8);
                 byte[] token = java.util.Arrays.copyOfRange(name.array(), nameLength, nameLength + SharedSegment.TOKEN_BYTES);
                 try {
-                    s = SharedSegment.open(options.sharedMemoryDir(), n, capacity, token);
+                    s = SharedSegment.open(dir, n, capacity, token);
                     reason = "";
                 } catch (IOException e) {
                     reason = "rank " + rank + " cannot map it: " + e.getMessage();
@@ -250,7 +263,7 @@ final class SharedMemoryUpgrade {
     private WorkerLostException lost(int peer, String what, Exception e) {
         WorkerLostException x = new WorkerLostException("data connection from rank " + rank + " to rank " + peer + " ("
                 + peers.get(peer) + ") failed " + what + " for generation " + generation + ": " + e.getMessage(), peer,
-                peers.get(peer).host());
+                hosts.get(peer));
         x.initCause(e);
         return x;
     }
