@@ -585,7 +585,7 @@ public final class Ring implements DataPlane {
 
     /** Test hook: this rank closes all its sockets abruptly once it has sent {@code frames} frames of an op. */
     void crashAfterFrames(int frames) {
-        transport.crashAfterFrames = frames;
+        transport.crashAfterFrames(frames);
     }
 
     private void scaleLocally(ByteBuffer view, int offset, DType dtype, int count, double prescale,
