@@ -63,7 +63,7 @@ class ArchitectureTest extends ModuleLimits {
     @Test
     void theTransportKnowsNothingAboveIt() {
         // Gloo's layering: the transport moves frames and sets up connections, and knows no collective.
-        usesNone("transport", "cluster", "collectives", "control", "dataplane", "engine", "negotiation", "observability", "security");
+        usesNone("transport", "cluster", "collectives", "control", "wiring", "engine", "negotiation", "observability", "security");
     }
 
     @Test
@@ -83,7 +83,7 @@ class ArchitectureTest extends ModuleLimits {
 
     @Test
     void theCollectivesUseOnlyTheTransport() {
-        usesNone("collectives", "cluster", "control", "dataplane", "engine", "negotiation", "observability", "security");
+        usesNone("collectives", "cluster", "control", "wiring", "engine", "negotiation", "observability", "security");
     }
 
     @Test
@@ -92,8 +92,8 @@ class ArchitectureTest extends ModuleLimits {
     }
 
     @Test
-    void theDataPlaneBridgeDoesNotDependOnMembershipNegotiationOrTheEngine() {
-        usesNone("dataplane", "cluster", "engine", "negotiation");
+    void theDataPlanesWiringDoesNotDependOnMembershipNegotiationOrTheEngine() {
+        usesNone("wiring", "cluster", "engine", "negotiation");
     }
 
     @Test
@@ -103,12 +103,12 @@ class ArchitectureTest extends ModuleLimits {
 
     @Test
     void theControlWireDependsOnNoOtherInternalPackage() {
-        usesNone("control", "cluster", "dataplane", "engine", "negotiation", "observability", "collectives", "transport", "security");
+        usesNone("control", "cluster", "wiring", "engine", "negotiation", "observability", "collectives", "transport", "security");
     }
 
     @Test
     void observabilityIsUsedByAllAndUsesNoneOfTheMovingParts() {
-        usesNone("observability", "cluster", "dataplane", "engine", "negotiation", "collectives", "transport", "security");
+        usesNone("observability", "cluster", "wiring", "engine", "negotiation", "collectives", "transport", "security");
     }
 
     @Test

@@ -6,7 +6,7 @@
  * ({@link dev.kolo.runtime.internal.collectives.AllreduceAlgorithms}), the byte regions they work in, the element-wise arithmetic by the kernels
  * ({@link dev.kolo.runtime.internal.collectives.KernelReducer}), and the
  * {@link dev.kolo.runtime.internal.collectives.DataPlane} the engine runs agreed ops on:
- * {@link dev.kolo.runtime.internal.collectives.Ring} over peer links, or
+ * {@link dev.kolo.runtime.internal.collectives.GenerationDataPlane} over peer links, or
  * {@link dev.kolo.runtime.internal.collectives.SingleRankDataPlane} for a job of one. Uses the transport only.
  */
 package dev.kolo.runtime.internal.collectives;

@@ -64,15 +64,15 @@ class AllreduceAlgorithmsTest {
     }
 
     /** The formed job of {@code n}, its links driven by rings with the given table (the links are shared). */
-    private List<Ring> rings(int n, AllreduceAlgorithms table) {
+    private List<GenerationDataPlane> rings(int n, AllreduceAlgorithms table) {
         return rings(n, table, dev.kolo.kernels.Kernels.java());
     }
 
-    private List<Ring> rings(int n, AllreduceAlgorithms table, dev.kolo.kernels.Kernels kernels) {
+    private List<GenerationDataPlane> rings(int n, AllreduceAlgorithms table, dev.kolo.kernels.Kernels kernels) {
         TestRings c = clusters.get(n - 1);
-        List<Ring> out = new ArrayList<>();
-        for (Ring r : c.rings) {
-            out.add(new Ring(r.links(), new KernelReducer(kernels), CHUNK, table));
+        List<GenerationDataPlane> out = new ArrayList<>();
+        for (GenerationDataPlane r : c.rings) {
+            out.add(new GenerationDataPlane(r.links(), new KernelReducer(kernels), CHUNK, table));
         }
         return out;
     }
@@ -124,11 +124,11 @@ class AllreduceAlgorithmsTest {
 
     private void run(int n, AllreduceAlgorithms table, DType t, List<Case> cases, String what) throws Exception {
         TestRings c = clusters.get(n - 1);
-        List<Ring> rings = rings(n, table);
+        List<GenerationDataPlane> rings = rings(n, table);
         int maxCount = cases.stream().mapToInt(Case::count).max().orElse(0);
         long base = c.reserve(cases.size());
         List<List<byte[]>> results = c.onAll((rank, unused) -> {
-            Ring ring = rings.get(rank);
+            GenerationDataPlane ring = rings.get(rank);
             ByteBuffer buf = Elements.direct(Math.max(1, maxCount) * 8 + 16);
             List<byte[]> out = new ArrayList<>();
             for (int k = 0; k < cases.size(); k++) {
@@ -161,7 +161,7 @@ class AllreduceAlgorithmsTest {
     void recursiveDoublingGivesEveryRankTheSameBytesForSignedZerosAndNaNPayloads() throws Exception {
         for (int n : new int[] {3, 4, 5, 8}) {
             TestRings c = clusters.get(n - 1);
-            List<Ring> rings = rings(n, only(Algorithm.RECURSIVE_DOUBLING), dev.kolo.kernels.Kernels.get());
+            List<GenerationDataPlane> rings = rings(n, only(Algorithm.RECURSIVE_DOUBLING), dev.kolo.kernels.Kernels.get());
             long seq = c.nextSeq();
             List<byte[]> out = c.onAll((rank, unused) -> {
                 ByteBuffer buf = Elements.direct(64 * 4);
@@ -189,7 +189,7 @@ class AllreduceAlgorithmsTest {
     @ParameterizedTest(name = "allgather recursive doubling={0} np={1}")
     @MethodSource("logStepOrNotAndSizes")
     void allgatherConcatenatesEveryRanksBlockInRankOrder(boolean recursiveDoubling, int n) throws Exception {
-        List<Ring> rings = rings(n, recursiveDoubling ? AllreduceAlgorithms.of(0, 0, 0, Long.MAX_VALUE)
+        List<GenerationDataPlane> rings = rings(n, recursiveDoubling ? AllreduceAlgorithms.of(0, 0, 0, Long.MAX_VALUE)
                 : AllreduceAlgorithms.of(0, 0, 0, 0));
         TestRings c = clusters.get(n - 1);
         for (int pattern = 0; pattern < 3; pattern++) {
@@ -233,7 +233,7 @@ class AllreduceAlgorithmsTest {
     @ParameterizedTest(name = "broadcast binomial={0} np={1}")
     @MethodSource("logStepOrNotAndSizes")
     void broadcastGivesEveryRankTheRootsBytes(boolean binomial, int n) throws Exception {
-        List<Ring> rings = rings(n, binomial ? AllreduceAlgorithms.of(0, 0, 16 << 20, 0)
+        List<GenerationDataPlane> rings = rings(n, binomial ? AllreduceAlgorithms.of(0, 0, 16 << 20, 0)
                 : AllreduceAlgorithms.of(0, 0, 0, 0));
         TestRings c = clusters.get(n - 1);
         for (int root = 0; root < n; root++) {

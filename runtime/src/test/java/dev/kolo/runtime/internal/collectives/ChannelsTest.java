@@ -36,7 +36,7 @@ class ChannelsTest {
                     int channel = ch;
                     int rank = r;
                     sums.add(pool.submit(() -> {
-                        Ring ring = new Ring(c.planes.get(rank).connect(1, channel, rank, c.peers),
+                        GenerationDataPlane ring = new GenerationDataPlane(c.planes.get(rank).connect(1, channel, rank, c.peers),
                                 new KernelReducer(dev.kolo.kernels.Kernels.java()), 64 * 1024);
                         try {
                             ByteBuffer data = Elements.direct(4).order(ByteOrder.LITTLE_ENDIAN);

@@ -50,7 +50,7 @@ class HierarchicalAllreduceTest {
         int n = hosts.size();
         try (TestRings c = TestRings.onHosts(hosts, "hier", TransportOptions.builder().chunkBytes(64 * 1024).build())) {
             c.form(1, h);
-            for (Ring r : c.rings) {
+            for (GenerationDataPlane r : c.rings) {
                 assertTrue(r.hierarchicalAllreduce(), name);
                 boolean alone = hosts.stream().filter(hosts.get(r.rank())::equals).count() == 1;
                 assertEquals(alone ? "tcp" : "shm+tcp", r.transport(), name + " rank " + r.rank());

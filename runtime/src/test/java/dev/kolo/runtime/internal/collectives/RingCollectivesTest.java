@@ -54,7 +54,7 @@ abstract class RingCollectivesTest {
     @Test
     void everyRingRunsOverTheTransportUnderTest() {
         for (int n = 2; n <= MAX_SIZE; n++) {
-            for (Ring r : ring(n).rings) {
+            for (GenerationDataPlane r : ring(n).rings) {
                 assertEquals(transport(), r.transport(), "np " + n + " rank " + r.rank());
             }
         }
@@ -369,7 +369,7 @@ abstract class RingCollectivesTest {
             ReduceOp op = (ReduceOp) spec[1];
             long rows = (long) spec[2];
             Case cs = new Case(op, 0, (double) spec[3], (double) spec[4]);
-            int[] counts = OpArguments.reducescatterCounts(rows, rowElements, n);
+            int[] counts = RegionChecks.reducescatterCounts(rows, rowElements, n);
             for (int r = 0; r < n; r++) {
                 assertEquals((rows / n + (r < rows % n ? 1 : 0)) * rowElements, counts[r]);
             }

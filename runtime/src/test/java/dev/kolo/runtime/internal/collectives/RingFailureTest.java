@@ -27,7 +27,7 @@ class RingFailureTest {
     record Outcome(Throwable error, long millis) {
     }
 
-    private static Outcome timed(TestRings.RankTask<Void> op, int rank, Ring ring) {
+    private static Outcome timed(TestRings.RankTask<Void> op, int rank, GenerationDataPlane ring) {
         long t0 = System.nanoTime();
         try {
             op.run(rank, ring);
@@ -63,7 +63,7 @@ class RingFailureTest {
             }
             // The generation is aborted everywhere: later ops fail at once.
             for (int r = 0; r < 4; r++) {
-                Ring ring = c.rings.get(r);
+                GenerationDataPlane ring = c.rings.get(r);
                 assertTrue(ring.isAborted(), "rank " + r);
                 assertThrows(WorkerLostException.class,
                         () -> ring.allreduce(seq + 1, Elements.direct(4), DType.FLOAT32, 1, ReduceOp.SUM));
@@ -140,7 +140,7 @@ class RingFailureTest {
             assertInstanceOf(WorkerLostException.class, o.error(), () -> String.valueOf(o.error()));
             assertTrue(o.error().getMessage().contains("membership changed"), o.error().getMessage());
             // The peer, which never joined that op, fails its next one promptly: the generation is gone.
-            Ring peer = c.rings.get(1);
+            GenerationDataPlane peer = c.rings.get(1);
             long t1 = System.nanoTime();
             WorkerLostException e = assertThrows(WorkerLostException.class,
                     () -> peer.allreduce(seq + 1, Elements.direct(64), DType.FLOAT32, 16, ReduceOp.SUM));

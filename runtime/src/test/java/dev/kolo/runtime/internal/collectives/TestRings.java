@@ -18,13 +18,13 @@ import java.util.concurrent.atomic.AtomicLong;
 /** n ranks as threads of this JVM, each with its own data plane on 127.0.0.1, and a formed ring. */
 public final class TestRings implements AutoCloseable {
     public interface RankTask<T> {
-        T run(int rank, Ring ring) throws Exception;
+        T run(int rank, GenerationDataPlane ring) throws Exception;
     }
 
     public final int size;
     public final List<Endpoint> planes = new ArrayList<>();
     public final List<PeerAddress> peers = new ArrayList<>();
-    public final List<Ring> rings = new ArrayList<>();
+    public final List<GenerationDataPlane> rings = new ArrayList<>();
     private final ExecutorService pool;
     private final AtomicLong seq = new AtomicLong();
 
@@ -78,13 +78,13 @@ public final class TestRings implements AutoCloseable {
 
     /** Forms generation {@code generation} on every rank with the given hierarchy. */
     public void form(long generation, Hierarchy hierarchy) throws Exception {
-        rings.addAll(onAll((rank, ring) -> new Ring(planes.get(rank).connect(generation, rank, peers), REDUCER,
+        rings.addAll(onAll((rank, ring) -> new GenerationDataPlane(planes.get(rank).connect(generation, rank, peers), REDUCER,
                 planes.get(rank).options().chunkBytes(), AllreduceAlgorithms.defaults(), hierarchy), 30));
     }
 
     /** The generation's ring over a plane's links, with the kernels' Java loops as its arithmetic. */
-    public static Ring open(Endpoint plane, long generation, int rank, List<PeerAddress> peers) {
-        return new Ring(plane.connect(generation, rank, peers), REDUCER, plane.options().chunkBytes());
+    public static GenerationDataPlane open(Endpoint plane, long generation, int rank, List<PeerAddress> peers) {
+        return new GenerationDataPlane(plane.connect(generation, rank, peers), REDUCER, plane.options().chunkBytes());
     }
 
     private static final Reducer REDUCER = new KernelReducer(dev.kolo.kernels.Kernels.java());
@@ -128,7 +128,7 @@ public final class TestRings implements AutoCloseable {
 
     @Override
     public void close() {
-        rings.forEach(Ring::close);
+        rings.forEach(GenerationDataPlane::close);
         planes.forEach(Endpoint::close);
         pool.shutdownNow();
     }

@@ -12,7 +12,7 @@ import dev.kolo.runtime.LogCapture;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.TestCerts;
 import dev.kolo.runtime.WorkerLostException;
-import dev.kolo.runtime.internal.collectives.Ring;
+import dev.kolo.runtime.internal.collectives.GenerationDataPlane;
 import dev.kolo.runtime.internal.collectives.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
 import dev.kolo.runtime.internal.transport.PlainWire;
@@ -185,9 +185,9 @@ class TlsDataPlaneTest {
 
     /** Opens generation 1 on every plane; @return each rank's failure, or null where it formed */
     private static List<Throwable> openAll(TestRings t, int seconds) throws Exception {
-        List<Future<Ring>> fs = t.submitAll((rank, none) -> TestRings.open(t.planes.get(rank), 1, rank, t.peers));
+        List<Future<GenerationDataPlane>> fs = t.submitAll((rank, none) -> TestRings.open(t.planes.get(rank), 1, rank, t.peers));
         List<Throwable> failures = new ArrayList<>();
-        for (Future<Ring> f : fs) {
+        for (Future<GenerationDataPlane> f : fs) {
             try {
                 t.rings.add(f.get(seconds, TimeUnit.SECONDS));
                 failures.add(null);

@@ -1,13 +1,13 @@
-package dev.kolo.runtime.internal.dataplane;
+package dev.kolo.runtime.internal.wiring;
 
 import dev.kolo.kernels.Kernels;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms;
 import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.collectives.GenerationDataPlane;
 import dev.kolo.runtime.internal.collectives.Hierarchy;
 import dev.kolo.runtime.internal.collectives.KernelReducer;
 import dev.kolo.runtime.internal.collectives.Reducer;
-import dev.kolo.runtime.internal.collectives.Ring;
 import dev.kolo.runtime.internal.collectives.SingleRankDataPlane;
 import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.WorkerInfo;
@@ -83,7 +83,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
         for (WorkerInfo w : assignment.workers()) {
             peers.add(new PeerAddress(w.host(), w.dataPort()));
         }
-        Ring ring = new Ring(transport.connect(assignment.generation(), channel, self.rank(), peers), reducer,
+        GenerationDataPlane ring = new GenerationDataPlane(transport.connect(assignment.generation(), channel, self.rank(), peers), reducer,
                 options.chunkBytes(), algorithms, hierarchy);
         if (ring.hierarchicalAllreduce()) {
             LOG.info("data plane: generation {}{} rank {}: allreduces above {} bytes span its hosts hierarchically ({}: "

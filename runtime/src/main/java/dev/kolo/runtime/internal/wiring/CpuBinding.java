@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.dataplane;
+package dev.kolo.runtime.internal.wiring;
 
 import dev.kolo.kernels.ThreadAffinity;
 import dev.kolo.runtime.internal.control.WorkerInfo;

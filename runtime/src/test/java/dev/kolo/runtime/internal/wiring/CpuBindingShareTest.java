@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.dataplane;
+package dev.kolo.runtime.internal.wiring;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -4,8 +4,8 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 
 /** The checks every collective makes of its arguments before any byte moves, so a bad call fails alone. */
-final class OpArguments {
-    private OpArguments() {
+final class RegionChecks {
+    private RegionChecks() {
     }
 
     static void checkLength(int[] a, int size, String what) {

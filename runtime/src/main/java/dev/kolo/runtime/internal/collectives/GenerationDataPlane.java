@@ -36,7 +36,7 @@ import java.util.Objects;
  * control plane's membership view knows the real culprit). Any failure aborts the ring: its sockets are
  * closed, so every other rank fails within moments too, and every later op throws at once.
  */
-public final class Ring implements DataPlane {
+public final class GenerationDataPlane implements DataPlane {
 
     private final PeerLinks links;
     private final Transport transport;
@@ -74,7 +74,7 @@ public final class Ring implements DataPlane {
      * @param reducer the element-wise arithmetic
      * @param chunkBytes the largest frame payload (the transport's chunk size)
      */
-    public Ring(PeerLinks links, Reducer reducer, int chunkBytes) {
+    public GenerationDataPlane(PeerLinks links, Reducer reducer, int chunkBytes) {
         this(links, reducer, chunkBytes, AllreduceAlgorithms.defaults());
     }
 
@@ -84,7 +84,7 @@ public final class Ring implements DataPlane {
      * @param chunkBytes the largest frame payload (the transport's chunk size)
      * @param algorithms which allreduce algorithm takes which size
      */
-    public Ring(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms) {
+    public GenerationDataPlane(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms) {
         this(links, reducer, chunkBytes, algorithms, Hierarchy.AUTO);
     }
 
@@ -95,7 +95,7 @@ public final class Ring implements DataPlane {
      * @param algorithms which allreduce algorithm takes which size
      * @param hierarchy how allreduces above the small sizes span hosts that hold several ranks
      */
-    public Ring(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms, Hierarchy hierarchy) {
+    public GenerationDataPlane(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms, Hierarchy hierarchy) {
         this.links = links;
         this.algorithms = algorithms;
         this.transport = links.transport();
@@ -142,7 +142,7 @@ public final class Ring implements DataPlane {
 
     @Override
     public void allgather(ByteBuffer buf, long[] bytesPerRank) {
-        allgather(sequence++, buf, OpArguments.toInts(bytesPerRank, countsA));
+        allgather(sequence++, buf, RegionChecks.toInts(bytesPerRank, countsA));
     }
 
     @Override
@@ -153,12 +153,12 @@ public final class Ring implements DataPlane {
     @Override
     public void reducescatter(ByteBuffer buf, long[] elementsPerRank, DType dtype, ReduceOp op, double prescale,
             double postscale) {
-        reducescatter(sequence++, buf, dtype, OpArguments.toInts(elementsPerRank, countsA), op, prescale, postscale);
+        reducescatter(sequence++, buf, dtype, RegionChecks.toInts(elementsPerRank, countsA), op, prescale, postscale);
     }
 
     @Override
     public void alltoall(ByteBuffer send, long[] sendBytes, ByteBuffer recv, long[] recvBytes) {
-        alltoall(sequence++, send, OpArguments.toInts(sendBytes, countsA), recv, OpArguments.toInts(recvBytes, countsB));
+        alltoall(sequence++, send, RegionChecks.toInts(sendBytes, countsA), recv, RegionChecks.toInts(recvBytes, countsB));
     }
 
     /** @return the generation's connections (tests drive them with rings of other algorithm tables) */
@@ -194,7 +194,7 @@ public final class Ring implements DataPlane {
             double prescale, double postscale) {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(op, "op");
-        OpArguments.checkRegion(buffer, offset, (long) count * dtype.byteSize(), "allreduce");
+        RegionChecks.checkRegion(buffer, offset, (long) count * dtype.byteSize(), "allreduce");
         if (op == ReduceOp.ADASUM) {
             requireAdasumType(dtype);
         }
@@ -258,8 +258,8 @@ public final class Ring implements DataPlane {
                 throw new IllegalArgumentException("segment " + s + " of an allreduce: its length " + lengths[s]
                         + " is not a whole number of " + dtype + " elements, or its two views are one buffer object");
             }
-            OpArguments.checkRegion(sendViews[s], lengths[s], "allreduce segment " + s);
-            OpArguments.checkRegion(views[s], lengths[s], "allreduce segment " + s);
+            RegionChecks.checkRegion(sendViews[s], lengths[s], "allreduce segment " + s);
+            RegionChecks.checkRegion(views[s], lengths[s], "allreduce segment " + s);
             total += lengths[s];
         }
         if (total > Integer.MAX_VALUE) {
@@ -353,8 +353,8 @@ public final class Ring implements DataPlane {
         if (byteCounts != null && byteCounts.length != size()) {
             throw new IllegalArgumentException("byteCounts has " + byteCounts.length + " entries for " + size() + " ranks");
         }
-        long total = OpArguments.sumChecked(byteCounts, "byteCounts");
-        OpArguments.checkRegion(buffer, total, "allgather");
+        long total = RegionChecks.sumChecked(byteCounts, "byteCounts");
+        RegionChecks.checkRegion(buffer, total, "allgather");
         links.checkOpen();
         BufferViews v = views.of(buffer);
         if (size() == 1 || total == 0) {
@@ -382,7 +382,7 @@ public final class Ring implements DataPlane {
         if (root < 0 || root >= size()) {
             throw new IllegalArgumentException("root rank " + root + " is not in [0, " + size() + ")");
         }
-        OpArguments.checkRegion(buffer, offset, bytes, "broadcast");
+        RegionChecks.checkRegion(buffer, offset, bytes, "broadcast");
         links.checkOpen();
         BufferViews v = first.of(buffer);
         if (size() == 1 || bytes == 0) {
@@ -404,15 +404,15 @@ public final class Ring implements DataPlane {
      * Reduce-scatter in place: the buffer holds {@code sum(counts)} elements, block r being {@code counts[r]}
      * elements in rank order. On return this rank's block (at element offset {@code counts[0] + ... +
      * counts[rank-1]}) holds the reduced, scaled result; the rest of the buffer is scratch. See
-     * {@link OpArguments#reducescatterCounts} for Horovod's split of dim 0.
+     * {@link RegionChecks#reducescatterCounts} for Horovod's split of dim 0.
      */
     public void reducescatter(long seq, ByteBuffer buffer, DType dtype, int[] counts, ReduceOp op, double prescale,
             double postscale) {
         Objects.requireNonNull(dtype, "dtype");
         Objects.requireNonNull(op, "op");
-        OpArguments.checkLength(counts, size(), "counts");
-        long total = OpArguments.sumChecked(counts, "counts");
-        OpArguments.checkRegion(buffer, total * dtype.byteSize(), "reducescatter");
+        RegionChecks.checkLength(counts, size(), "counts");
+        long total = RegionChecks.sumChecked(counts, "counts");
+        RegionChecks.checkRegion(buffer, total * dtype.byteSize(), "reducescatter");
         links.checkOpen();
         BufferViews v = first.of(buffer);
         if (size() == 1 || total == 0) {
@@ -437,10 +437,10 @@ public final class Ring implements DataPlane {
      * buffers must not overlap.
      */
     public void alltoall(long seq, ByteBuffer send, int[] sendBytes, ByteBuffer recv, int[] recvBytes) {
-        OpArguments.checkLength(sendBytes, size(), "sendBytes");
-        OpArguments.checkLength(recvBytes, size(), "recvBytes");
-        OpArguments.checkRegion(send, OpArguments.sumChecked(sendBytes, "sendBytes"), "alltoall send");
-        OpArguments.checkRegion(recv, OpArguments.sumChecked(recvBytes, "recvBytes"), "alltoall recv");
+        RegionChecks.checkLength(sendBytes, size(), "sendBytes");
+        RegionChecks.checkLength(recvBytes, size(), "recvBytes");
+        RegionChecks.checkRegion(send, RegionChecks.sumChecked(sendBytes, "sendBytes"), "alltoall send");
+        RegionChecks.checkRegion(recv, RegionChecks.sumChecked(recvBytes, "recvBytes"), "alltoall recv");
         if (send == recv) {
             throw new IllegalArgumentException("alltoall send and recv buffers must differ");
         }
