@@ -2,8 +2,6 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.kernels.HalfFloats;
 import dev.kolo.runtime.DType;
-import dev.kolo.runtime.internal.transport.Link;
-import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -21,14 +19,11 @@ import java.nio.ByteOrder;
  * distance 1, 2, 4, ... Any floating-point type; products and coefficients in double precision, each
  * combined element rounded once to the type.
  */
-final class AdasumAllreduce {
+final class AdasumAllreduce implements Algorithm {
     /** The fraction of a combined vector an all-zero side keeps: any value would do, as the side is zero. */
     private static final double ZERO_NORM_COEFFICIENT = 1.0;
 
     private final Peers peers;
-    private final Transport transport;
-    private final Link[] sendLinks;
-    private final Link[] recvLinks;
     private final PowerOfTwoGroup group;
     private final OneFrameEachWay exchange = new OneFrameEachWay();
     /** Per step: the element range this rank held before the step halved it. */
@@ -46,21 +41,26 @@ final class AdasumAllreduce {
 
     AdasumAllreduce(Peers peers) {
         this.peers = peers;
-        this.transport = peers.transport;
-        this.sendLinks = peers.sendLinks;
-        this.recvLinks = peers.recvLinks;
         this.group = new PowerOfTwoGroup(peers.size, peers.rank);
         this.stepLo = new int[group.steps()];
         this.stepHi = new int[group.steps()];
     }
 
     /**
-     * Adasum of every rank's {@code count} elements at byte {@code offset} of the buffer, in place: {@code view}
-     * is read and written with absolute indexes, {@code sendView} (another view of the same buffer) is what frames
+     * Adasum of every rank's {@code d.count} elements at byte {@code d.offset} of the buffer, in place: {@code d.view}
+     * is read and written with absolute indexes, {@code d.sendView} (another view of the same buffer) is what frames
      * are sent from.
      */
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, double prescale,
-            double postscale) {
+    @Override
+    public void run(OpDescription d) {
+        long seq = d.seq;
+        ByteBuffer sendView = d.sendView;
+        ByteBuffer view = d.view;
+        int offset = d.offset;
+        DType dtype = d.dtype;
+        int count = d.count;
+        double prescale = d.prescale;
+        double postscale = d.postscale;
         view.clear(); // a private view: an earlier op's receive may have left its limit short
         Vector v = own.of(view, offset, dtype);
         if (prescale != 1.0) {
@@ -147,7 +147,7 @@ final class AdasumAllreduce {
     private void exchange(long seq, int partner, ByteBuffer send, int sendOffset, int sendBytes, ByteBuffer recv,
             int recvOffset, int recvBytes) {
         exchange.of(send, sendOffset, sendBytes, recv, recvOffset, recvBytes);
-        transport.run(exchange, sendLinks[partner], recvLinks[partner], seq);
+        peers.exchange(exchange, partner, seq);
     }
 
     private ByteBuffer partnerHalf(int bytes) {

@@ -2,9 +2,7 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.internal.transport.FrameReader;
 import dev.kolo.runtime.internal.transport.FrameWriter;
-import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Schedule;
-import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 
 /**
@@ -12,30 +10,29 @@ import java.nio.ByteBuffer;
  * neighbour and forwards it to the right while chunk c+1 arrives, so the time is about one buffer transfer
  * plus (n-2) chunk latencies. The last rank before the root only receives.
  */
-final class ChainBroadcast {
+final class ChainBroadcast implements Algorithm {
     private final Peers peers;
-    private final Transport transport;
-    private final Link left;
-    private final Link right;
     private final ChainSchedule schedule = new ChainSchedule();
     private final int chunkBytes;
 
     ChainBroadcast(Peers peers, int chunkBytes) {
         this.peers = peers;
-        this.transport = peers.transport;
-        this.left = peers.left;
-        this.right = peers.right;
         this.chunkBytes = chunkBytes;
     }
 
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, int bytes, int root) {
+    /** Copies {@code d.bytes} at {@code d.offset} of rank {@code d.root}'s buffer into every other rank's. */
+    @Override
+    public void run(OpDescription d) {
+        int bytes = d.bytes;
+        int root = d.root;
         int size = peers.size;
         int rank = peers.rank;
         boolean isRoot = rank == root;
         boolean forwards = (rank + 1) % size != root;
         int chunks = bytes == 0 ? 0 : (int) ((bytes + (long) chunkBytes - 1) / chunkBytes);
-        schedule.configure(sendView, view, offset, bytes, chunks, isRoot, forwards ? chunks : 0, isRoot ? 0 : chunks);
-        transport.run(schedule, forwards ? right : null, isRoot ? null : left, seq);
+        schedule.configure(d.sendView, d.view, d.offset, bytes, chunks, isRoot, forwards ? chunks : 0,
+                isRoot ? 0 : chunks);
+        peers.transport.run(schedule, forwards ? peers.right : null, isRoot ? null : peers.left, d.seq);
     }
 
     private static final class ChainSchedule extends Schedule {

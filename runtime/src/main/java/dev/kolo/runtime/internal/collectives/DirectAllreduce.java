@@ -3,7 +3,6 @@ package dev.kolo.runtime.internal.collectives;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.transport.Link;
-import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 
 /**
@@ -13,7 +12,7 @@ import java.nio.ByteBuffer;
  * payloads far below the socket buffers ({@link #MAX_BYTES}), so posting all sends before receiving
  * cannot block.
  */
-final class DirectAllreduce {
+final class DirectAllreduce implements Algorithm {
     /** Largest payload taking this path. */
     static final int MAX_BYTES = 8 * 1024;
 
@@ -21,20 +20,28 @@ final class DirectAllreduce {
     private static final int SLOT = Math.max(8, MAX_BYTES);
 
     private final Peers peers;
-    private final Transport transport;
     private final Reducer reducer;
     private final ByteBuffer gathered; // block j holds rank j's vector
     private final OneFrameEachWay frame = new OneFrameEachWay();
 
     DirectAllreduce(Peers peers, Reducer reducer) {
         this.peers = peers;
-        this.transport = peers.transport;
         this.reducer = reducer;
         this.gathered = ByteBuffer.allocateDirect(SLOT * peers.size).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     }
 
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
-            double prescale, double postscale) {
+    /** Allreduces {@code d.count} elements at byte {@code d.offset} of {@code d.view} (at most {@link #MAX_BYTES}). */
+    @Override
+    public void run(OpDescription d) {
+        long seq = d.seq;
+        ByteBuffer sendView = d.sendView;
+        ByteBuffer view = d.view;
+        int offset = d.offset;
+        DType dtype = d.dtype;
+        int count = d.count;
+        ReduceOp op = d.op;
+        double prescale = d.prescale;
+        double postscale = d.postscale;
         int size = peers.size;
         int rank = peers.rank;
         Link[] sendLinks = peers.sendLinks;
@@ -46,11 +53,11 @@ final class DirectAllreduce {
         }
         for (int s = 1; s < size; s++) {
             int to = (rank + s) % size;
-            transport.run(frame.of(sendView, offset, bytes, null, 0, 0), sendLinks[to], null, seq);
+            peers.transport.run(frame.of(sendView, offset, bytes, null, 0, 0), sendLinks[to], null, seq);
         }
         for (int s = 1; s < size; s++) {
             int from = (rank - s + size) % size;
-            transport.run(frame.of(null, 0, 0, gathered, from * SLOT, bytes), null, recvLinks[from], seq);
+            peers.transport.run(frame.of(null, 0, 0, gathered, from * SLOT, bytes), null, recvLinks[from], seq);
         }
         // Own vector into its slot, then view = v0 op v1 op ... in rank order.
         gathered.clear();

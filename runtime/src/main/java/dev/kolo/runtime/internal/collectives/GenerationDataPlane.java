@@ -7,7 +7,6 @@ import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.transport.Transport;
 import dev.kolo.runtime.internal.transport.connect.PeerLinks;
 import java.nio.ByteBuffer;
-import java.util.Objects;
 
 /**
  * The collectives of one generation over its peer links (Gloo's algorithms over a context): built over the
@@ -21,7 +20,9 @@ import java.util.Objects;
  * offsets from 0 and leave position, limit and byte order as they were. Reusing the same buffer (e.g. a
  * fusion buffer) across ops allocates nothing per op; the ring keeps a reference to the last buffer used.
  *
- * <p><b>Algorithms.</b> Allreduce by size, as {@link AllreduceAlgorithms} chooses: up to 8 KiB on up to 4 ranks,
+ * <p><b>Algorithms.</b> Built once per generation, in its {@link AlgorithmTable}; each call fills the plane's one
+ * {@link OpDescription} and runs the {@link Algorithm} the table picks. Allreduce by size, as
+ * {@link AllreduceAlgorithms} chooses: up to 8 KiB on up to 4 ranks,
  * one direct exchange with every peer, then a local reduction in rank order (one network hop); small buffers on
  * more ranks, recursive doubling; medium ones, Rabenseifner's halving and doubling; large ones (and every size
  * above the direct exchange at 2 ranks), the pipelined ring reduce-scatter + allgather.
@@ -41,21 +42,12 @@ public final class GenerationDataPlane implements DataPlane {
     private final PeerLinks links;
     private final Transport transport;
     private final Reducer reducer;
-    private final RingAllreduce allreduce;
-    private final RingReduceScatter reducescatter;
-    private final RingAllgather allgather;
-    private final ChainBroadcast broadcast;
-    private final PairwiseAlltoall alltoall;
-    private final DirectAllreduce direct;
-    private final RecursiveDoublingAllreduce recursiveDoubling;
-    private final RabenseifnerAllreduce rabenseifner;
-    private final AdasumAllreduce adasum;
-    /** Allreduces above the small sizes when the generation's hosts hold several ranks, else null. */
-    private final HierarchicalAllreduce hierarchical;
-    private final RecursiveDoublingAllgather doublingAllgather;
-    private final BinomialBroadcast binomialBroadcast;
-    private final AllreduceAlgorithms algorithms;
-    private final RoundCombine rounds;
+    /** The generation's algorithms, built once, and which takes which call. */
+    private final AlgorithmTable algorithms;
+    /** The call in progress, filled anew for each (one op at a time on a plane). */
+    private final OpDescription call = new OpDescription();
+    private final ContiguousRegion contiguous = new ContiguousRegion();
+    private final SegmentedRegion segmented = new SegmentedRegion();
     private final int[] sendBounds;
     private final int[] recvBounds;
     private final ByteBuffer barrierBuffer;
@@ -64,7 +56,7 @@ public final class GenerationDataPlane implements DataPlane {
     private final BufferViews first = new BufferViews();
     private final BufferViews second = new BufferViews();
     private final BufferViews barrierViews = new BufferViews();
-    /** The next op's sequence number when the engine drives the ring as a {@link DataPlane}. */
+    /** The next op's sequence number when the engine drives the plane as a {@link DataPlane}. */
     private long sequence;
     private final int[] countsA;
     private final int[] countsB;
@@ -97,30 +89,14 @@ public final class GenerationDataPlane implements DataPlane {
      */
     public GenerationDataPlane(PeerLinks links, Reducer reducer, int chunkBytes, AllreduceAlgorithms algorithms, Hierarchy hierarchy) {
         this.links = links;
-        this.algorithms = algorithms;
         this.transport = links.transport();
         this.reducer = reducer;
         int size = transport.size;
-        Peers all = Peers.of(links);
-        RingContext ring = new RingContext(all, reducer, chunkBytes);
-        this.allreduce = new RingAllreduce(ring);
-        this.reducescatter = new RingReduceScatter(ring);
-        this.allgather = new RingAllgather(ring);
-        this.broadcast = new ChainBroadcast(all, chunkBytes);
-        this.alltoall = new PairwiseAlltoall(all, chunkBytes);
-        this.direct = new DirectAllreduce(all, reducer);
-        this.recursiveDoubling = new RecursiveDoublingAllreduce(all, reducer,
-                size > 2 ? algorithms.recursiveDoublingMaxBytes() : 0);
-        this.rabenseifner = new RabenseifnerAllreduce(all, reducer);
-        this.adasum = new AdasumAllreduce(all);
-        this.doublingAllgather = new RecursiveDoublingAllgather(all, reducer);
-        this.binomialBroadcast = new BinomialBroadcast(all, reducer);
         HostLayout layout = hierarchy == Hierarchy.OFF ? null : HostLayout.of(links.hosts(), hierarchy == Hierarchy.LEADERS);
-        this.hierarchical = layout == null ? null : new HierarchicalAllreduce(all, layout, reducer, chunkBytes, algorithms);
+        this.algorithms = new AlgorithmTable(Peers.of(links), reducer, chunkBytes, algorithms, layout);
         this.sendBounds = new int[size + 1];
         this.recvBounds = new int[size + 1];
         this.barrierBuffer = ByteBuffer.allocateDirect(1);
-        this.rounds = new RoundCombine(all);
         this.countsA = new int[size];
         this.countsB = new int[size];
     }
@@ -192,12 +168,7 @@ public final class GenerationDataPlane implements DataPlane {
      */
     public void allreduce(long seq, ByteBuffer buffer, int offset, int count, DType dtype, ReduceOp op,
             double prescale, double postscale) {
-        Objects.requireNonNull(dtype, "dtype");
-        Objects.requireNonNull(op, "op");
-        RegionChecks.checkRegion(buffer, offset, (long) count * dtype.byteSize(), "allreduce");
-        if (op == ReduceOp.ADASUM) {
-            requireAdasumType(dtype);
-        }
+        RegionChecks.checkAllreduce(buffer, offset, count, dtype, op);
         links.checkOpen();
         BufferViews v = first.of(buffer);
         lastReduceScatterEndNanos = -1;
@@ -210,32 +181,10 @@ public final class GenerationDataPlane implements DataPlane {
         }
         long bytes = (long) count * dtype.byteSize();
         transport.beginOp(bytes);
-        try {
-            if (op == ReduceOp.ADASUM) {
-                adasum.run(seq, v.write, v.read, offset, dtype, count, prescale, postscale);
-                return;
-            }
-            if (hierarchical(bytes)) {
-                hierarchical.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
-                lastReduceScatterEndNanos = hierarchical.reduceScatterEndNanos();
-                return;
-            }
-            switch (algorithms.choose(bytes, size(), true)) {
-                case DIRECT -> direct.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
-                case RECURSIVE_DOUBLING -> recursiveDoubling.run(seq, v.write, v.read, offset, dtype, count, op,
-                        prescale, postscale);
-                case RABENSEIFNER -> {
-                    rabenseifner.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
-                    lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos();
-                }
-                case RING -> {
-                    allreduce.run(seq, v.write, v.read, offset, dtype, count, op, prescale, postscale);
-                    lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
-                }
-            }
-        } catch (RuntimeException e) {
-            throw links.failed(e);
-        }
+        call.of(seq).buffers(v.write, v.read, contiguous.of(v.write, v.read)).elements(offset, count, dtype)
+                .reduce(op, prescale, postscale);
+        run(algorithms.allreduce(bytes, true, op));
+        lastReduceScatterEndNanos = call.reduceScatterEndNanos;
     }
 
     /**
@@ -250,28 +199,7 @@ public final class GenerationDataPlane implements DataPlane {
      */
     public void allreduce(long seq, ByteBuffer[] sendViews, ByteBuffer[] views, int[] lengths, int segments,
             DType dtype, ReduceOp op, double prescale, double postscale) {
-        Objects.requireNonNull(dtype, "dtype");
-        Objects.requireNonNull(op, "op");
-        long total = 0;
-        for (int s = 0; s < segments; s++) {
-            if (lengths[s] % dtype.byteSize() != 0 || sendViews[s] == views[s]) {
-                throw new IllegalArgumentException("segment " + s + " of an allreduce: its length " + lengths[s]
-                        + " is not a whole number of " + dtype + " elements, or its two views are one buffer object");
-            }
-            RegionChecks.checkRegion(sendViews[s], lengths[s], "allreduce segment " + s);
-            RegionChecks.checkRegion(views[s], lengths[s], "allreduce segment " + s);
-            total += lengths[s];
-        }
-        if (total > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException("an allreduce of " + total + " bytes exceeds " + Integer.MAX_VALUE);
-        }
-        if (op == ReduceOp.ADASUM) {
-            requireAdasumType(dtype);
-            if (segments != 1) {
-                // Each tensor has its own dot products: the engine never fuses Adasum tensors.
-                throw new IllegalArgumentException("an Adasum allreduce takes one tensor, not " + segments);
-            }
-        }
+        long total = RegionChecks.checkSegments(sendViews, views, lengths, segments, dtype, op);
         links.checkOpen();
         lastReduceScatterEndNanos = -1;
         if (size() == 1 || total == 0) {
@@ -282,41 +210,33 @@ public final class GenerationDataPlane implements DataPlane {
             return;
         }
         transport.beginOp(total);
-        try {
-            if (op == ReduceOp.ADASUM) {
-                adasum.run(seq, sendViews[0], views[0], 0, dtype, lengths[0] / dtype.byteSize(), prescale,
-                        postscale);
-                return;
-            }
-            if (hierarchical(total)) {
-                hierarchical.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
-                lastReduceScatterEndNanos = hierarchical.reduceScatterEndNanos();
-            } else if (algorithms.choose(total, size(), false) == AllreduceAlgorithms.Algorithm.RABENSEIFNER) {
-                rabenseifner.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
-                lastReduceScatterEndNanos = rabenseifner.reduceScatterEndNanos();
-            } else {
-                allreduce.run(seq, sendViews, views, lengths, segments, dtype, op, prescale, postscale);
-                lastReduceScatterEndNanos = allreduce.reduceScatterEndNanos();
-            }
-        } catch (RuntimeException e) {
-            throw links.failed(e);
+        if (op == ReduceOp.ADASUM) {
+            call.of(seq).buffers(sendViews[0], views[0], null).elements(0, lengths[0] / dtype.byteSize(), dtype);
+        } else {
+            segmented.of(sendViews, views, lengths, segments);
+            call.of(seq).buffers(null, null, segmented).elements(0, (int) (total / dtype.byteSize()), dtype);
         }
+        call.reduce(op, prescale, postscale);
+        run(algorithms.allreduce(total, false, op));
+        lastReduceScatterEndNanos = call.reduceScatterEndNanos;
     }
 
-    /** @return whether an element-wise allreduce of {@code bytes} takes the hierarchy: when there is one, above the small sizes */
-    private boolean hierarchical(long bytes) {
-        return hierarchical != null && bytes > algorithms.flatMaxBytes();
+    /** Runs the described call with {@code algorithm}; a failure ends the generation. Lets go of the call's buffers. */
+    private void run(Algorithm algorithm) {
+        try {
+            algorithm.run(call);
+        } catch (RuntimeException e) {
+            throw links.failed(e);
+        } finally {
+            call.clear();
+            contiguous.clear();
+            segmented.clear();
+        }
     }
 
     /** @return whether this generation's allreduces above the small sizes are hierarchical (its hosts hold several ranks) */
     public boolean hierarchicalAllreduce() {
-        return hierarchical != null;
-    }
-
-    private static void requireAdasumType(DType dtype) {
-        if (!dtype.isFloatingPoint()) {
-            throw new IllegalArgumentException("Adasum combines floating-point gradients, not " + dtype);
-        }
+        return algorithms.hierarchical();
     }
 
     /**
@@ -350,26 +270,15 @@ public final class GenerationDataPlane implements DataPlane {
     }
 
     private void allgather(long seq, ByteBuffer buffer, int[] byteCounts, BufferViews views) {
-        if (byteCounts != null && byteCounts.length != size()) {
-            throw new IllegalArgumentException("byteCounts has " + byteCounts.length + " entries for " + size() + " ranks");
-        }
-        long total = RegionChecks.sumChecked(byteCounts, "byteCounts");
-        RegionChecks.checkRegion(buffer, total, "allgather");
+        long total = RegionChecks.checkAllgather(buffer, byteCounts, size());
         links.checkOpen();
         BufferViews v = views.of(buffer);
         if (size() == 1 || total == 0) {
             return;
         }
         transport.beginOp(total);
-        try {
-            if (algorithms.allgatherByRecursiveDoubling(total, size())) {
-                doublingAllgather.run(seq, v.write, v.read, byteCounts);
-            } else {
-                allgather.run(seq, v.write, v.read, byteCounts);
-            }
-        } catch (RuntimeException e) {
-            throw links.failed(e);
-        }
+        call.of(seq).buffers(v.write, v.read, contiguous.of(v.write, v.read)).counts(byteCounts);
+        run(algorithms.allgather(total));
     }
 
     /** Copies {@code buffer[0, bytes)} of rank {@code root} into the same region of every other rank. */
@@ -379,25 +288,15 @@ public final class GenerationDataPlane implements DataPlane {
 
     /** Copies {@code buffer[offset, offset + bytes)} of rank {@code root} into the same region of every other rank. */
     public void broadcast(long seq, ByteBuffer buffer, int offset, int bytes, int root) {
-        if (root < 0 || root >= size()) {
-            throw new IllegalArgumentException("root rank " + root + " is not in [0, " + size() + ")");
-        }
-        RegionChecks.checkRegion(buffer, offset, bytes, "broadcast");
+        RegionChecks.checkBroadcast(buffer, offset, bytes, root, size());
         links.checkOpen();
         BufferViews v = first.of(buffer);
         if (size() == 1 || bytes == 0) {
             return;
         }
         transport.beginOp(bytes);
-        try {
-            if (algorithms.broadcastByBinomialTree(bytes, size())) {
-                binomialBroadcast.run(seq, v.write, v.read, offset, bytes, root);
-            } else {
-                broadcast.run(seq, v.write, v.read, offset, bytes, root);
-            }
-        } catch (RuntimeException e) {
-            throw links.failed(e);
-        }
+        call.of(seq).buffers(v.write, v.read, contiguous.of(v.write, v.read)).broadcast(offset, bytes, root);
+        run(algorithms.broadcast(bytes));
     }
 
     /**
@@ -408,11 +307,7 @@ public final class GenerationDataPlane implements DataPlane {
      */
     public void reducescatter(long seq, ByteBuffer buffer, DType dtype, int[] counts, ReduceOp op, double prescale,
             double postscale) {
-        Objects.requireNonNull(dtype, "dtype");
-        Objects.requireNonNull(op, "op");
-        RegionChecks.checkLength(counts, size(), "counts");
-        long total = RegionChecks.sumChecked(counts, "counts");
-        RegionChecks.checkRegion(buffer, total * dtype.byteSize(), "reducescatter");
+        long total = RegionChecks.checkReducescatter(buffer, dtype, counts, op, size());
         links.checkOpen();
         BufferViews v = first.of(buffer);
         if (size() == 1 || total == 0) {
@@ -423,11 +318,9 @@ public final class GenerationDataPlane implements DataPlane {
             return;
         }
         transport.beginOp(total * dtype.byteSize());
-        try {
-            reducescatter.run(seq, v.write, v.read, dtype, counts, op, prescale, postscale);
-        } catch (RuntimeException e) {
-            throw links.failed(e);
-        }
+        call.of(seq).buffers(v.write, v.read, contiguous.of(v.write, v.read)).elements(0, (int) total, dtype)
+                .reduce(op, prescale, postscale).counts(counts);
+        run(algorithms.reducescatter);
     }
 
     /**
@@ -437,18 +330,7 @@ public final class GenerationDataPlane implements DataPlane {
      * buffers must not overlap.
      */
     public void alltoall(long seq, ByteBuffer send, int[] sendBytes, ByteBuffer recv, int[] recvBytes) {
-        RegionChecks.checkLength(sendBytes, size(), "sendBytes");
-        RegionChecks.checkLength(recvBytes, size(), "recvBytes");
-        RegionChecks.checkRegion(send, RegionChecks.sumChecked(sendBytes, "sendBytes"), "alltoall send");
-        RegionChecks.checkRegion(recv, RegionChecks.sumChecked(recvBytes, "recvBytes"), "alltoall recv");
-        if (send == recv) {
-            throw new IllegalArgumentException("alltoall send and recv buffers must differ");
-        }
-        int rank = rank();
-        if (sendBytes[rank] != recvBytes[rank]) {
-            throw new IllegalArgumentException("alltoall: this rank sends itself " + sendBytes[rank]
-                    + " bytes but expects " + recvBytes[rank]);
-        }
+        RegionChecks.checkAlltoall(send, sendBytes, recv, recvBytes, size(), rank());
         links.checkOpen();
         ByteBuffer out = first.of(send).write;
         ByteBuffer in = second.of(recv).read;
@@ -457,11 +339,8 @@ public final class GenerationDataPlane implements DataPlane {
             recvBounds[j + 1] = recvBounds[j] + recvBytes[j];
         }
         transport.beginOp(sendBounds[size()] + recvBounds[size()]);
-        try {
-            alltoall.run(seq, out, sendBounds, in, recvBounds);
-        } catch (RuntimeException e) {
-            throw links.failed(e);
-        }
+        call.of(seq).buffers(out, null, null).alltoall(in, sendBounds, recvBounds);
+        run(algorithms.alltoall);
     }
 
     /** Returns once every rank has entered the barrier with the same {@code seq}: a one-byte allreduce. */
@@ -472,15 +351,9 @@ public final class GenerationDataPlane implements DataPlane {
         }
         BufferViews v = barrierViews.of(barrierBuffer);
         transport.beginOp(1);
-        try {
-            if (algorithms.choose(1, size(), true) == AllreduceAlgorithms.Algorithm.RECURSIVE_DOUBLING) {
-                recursiveDoubling.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0);
-            } else {
-                direct.run(seq, v.write, v.read, 0, DType.UINT8, 1, ReduceOp.MAX, 1.0, 1.0);
-            }
-        } catch (RuntimeException e) {
-            throw links.failed(e);
-        }
+        call.of(seq).buffers(v.write, v.read, contiguous.of(v.write, v.read)).elements(0, 1, DType.UINT8)
+                .reduce(ReduceOp.MAX, 1.0, 1.0);
+        run(algorithms.barrier());
     }
 
     /**
@@ -489,7 +362,7 @@ public final class GenerationDataPlane implements DataPlane {
      */
     @Override
     public ByteBuffer roundOutbox(int capacity) {
-        return rounds.outbox(capacity);
+        return algorithms.rounds.outbox(capacity);
     }
 
     /**
@@ -509,7 +382,7 @@ public final class GenerationDataPlane implements DataPlane {
         }
         transport.beginOp(length);
         try {
-            return rounds.run(seq, length, maxBytes, combiner);
+            return algorithms.rounds.run(seq, length, maxBytes, combiner);
         } catch (RuntimeException e) {
             throw links.failed(e);
         }
@@ -517,12 +390,12 @@ public final class GenerationDataPlane implements DataPlane {
 
     @Override
     public ByteBuffer roundResult() {
-        return rounds.result();
+        return algorithms.rounds.result();
     }
 
     @Override
     public int roundMessagesSent() {
-        return rounds.messagesSent();
+        return algorithms.rounds.messagesSent();
     }
 
     @Override

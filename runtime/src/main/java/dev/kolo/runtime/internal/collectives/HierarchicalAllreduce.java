@@ -14,7 +14,7 @@ import java.util.List;
  * reduced across hosts by one allreduce, whose ranks end with identical bytes, and then only copied: every rank ends
  * with the same bytes.
  */
-final class HierarchicalAllreduce extends RegionAllreduce {
+final class HierarchicalAllreduce implements Algorithm {
     /** A run of blocks this rank owns, the ranks that own it on the other hosts, and its allreduce among them. */
     private record Crossing(int from, int to, RingAllreduce ring, RabenseifnerAllreduce rabenseifner, int size) {
     }
@@ -25,7 +25,8 @@ final class HierarchicalAllreduce extends RegionAllreduce {
     private final int[] localFirst;
     private final List<Crossing> crossings = new ArrayList<>();
     private final AllreduceAlgorithms algorithms;
-    private long reduceScatterEndNanos = -1;
+    /** The allreduce across hosts of one run of blocks: a description of its own, over the op's region. */
+    private final OpDescription crossing = new OpDescription();
 
     /**
      * @param all the generation
@@ -53,11 +54,19 @@ final class HierarchicalAllreduce extends RegionAllreduce {
         }
     }
 
+    /** Allreduces {@code d.count} elements from the region's logical byte {@code d.offset}. */
     @Override
-    void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
-            double postscale) {
+    public void run(OpDescription d) {
+        long seq = d.seq;
+        Region region = d.region;
+        int offset = d.offset;
+        DType dtype = d.dtype;
+        int count = d.count;
+        ReduceOp op = d.op;
+        double prescale = d.prescale;
+        double postscale = d.postscale;
         int esize = dtype.byteSize();
-        reduceScatterEndNanos = -1;
+        d.reduceScatterEndNanos = -1;
         if (prescale != 1.0) {
             region.scale(local.reducer, dtype, offset, offset + count * esize, prescale);
         }
@@ -69,9 +78,9 @@ final class HierarchicalAllreduce extends RegionAllreduce {
         if (hostRanks > 1) {
             setBounds(bounds, hostRanks, offset, count, esize);
             local.schedule.configure(region, 0, true, false, dtype, esize, elementWise, 1.0, local.chunkBytes);
-            local.transport.run(local.schedule, local.right, local.left, seq);
+            local.peers.aroundRing(local.schedule, seq);
         }
-        reduceScatterEndNanos = System.nanoTime();
+        d.reduceScatterEndNanos = System.nanoTime();
         for (Crossing c : crossings) {
             int from = blockStart(c.from(), offset, count, esize);
             int elements = (blockStart(c.to(), offset, count, esize) - from) / esize;
@@ -79,16 +88,22 @@ final class HierarchicalAllreduce extends RegionAllreduce {
                 continue; // every owner computes the same empty run
             }
             long bytes = (long) elements * esize;
-            if (algorithms.choose(bytes, c.size(), false) == AllreduceAlgorithms.Algorithm.RABENSEIFNER) {
-                c.rabenseifner().run(seq, region, from, dtype, elements, elementWise, 1.0, finalScale);
-            } else {
-                c.ring().run(seq, region, from, dtype, elements, elementWise, 1.0, finalScale);
+            crossing.of(seq).buffers(null, null, region).elements(from, elements, dtype).reduce(elementWise, 1.0,
+                    finalScale);
+            try {
+                if (algorithms.choose(bytes, c.size(), false) == AllreduceAlgorithms.Choice.RABENSEIFNER) {
+                    c.rabenseifner().run(crossing);
+                } else {
+                    c.ring().run(crossing);
+                }
+            } finally {
+                crossing.clear();
             }
         }
         if (hostRanks > 1) {
             setBounds(bounds, hostRanks, offset, count, esize);
             local.schedule.configure(region, 0, false, true, dtype, esize, elementWise, 1.0, local.chunkBytes);
-            local.transport.run(local.schedule, local.right, local.left, seq);
+            local.peers.aroundRing(local.schedule, seq);
         }
     }
 
@@ -104,9 +119,4 @@ final class HierarchicalAllreduce extends RegionAllreduce {
         return offset + (int) ((long) count * b / layout.blocks) * esize;
     }
 
-    /** When the host's reduce-scatter ended (and the crossing began), System.nanoTime, or -1. */
-    @Override
-    long reduceScatterEndNanos() {
-        return reduceScatterEndNanos;
-    }
 }

@@ -4,7 +4,6 @@ import dev.kolo.runtime.internal.transport.FrameReader;
 import dev.kolo.runtime.internal.transport.FrameWriter;
 import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Schedule;
-import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 
 /**
@@ -14,19 +13,23 @@ import java.nio.ByteBuffer;
  * ring connections serve the neighbours (either direction); other pairs use links the {@link GenerationDataPlane} opens
  * on the first alltoall of the generation.
  */
-final class PairwiseAlltoall {
+final class PairwiseAlltoall implements Algorithm {
     private final Peers peers;
-    private final Transport transport;
     private final StepSchedule schedule = new StepSchedule();
     private final int chunkBytes;
 
     PairwiseAlltoall(Peers peers, int chunkBytes) {
         this.peers = peers;
-        this.transport = peers.transport;
         this.chunkBytes = chunkBytes;
     }
 
-    void run(long seq, ByteBuffer sendView, int[] sendBounds, ByteBuffer recvView, int[] recvBounds) {
+    /** Sends block j of {@code d.sendView} to rank j and receives rank j's into block j of {@code d.recvView}. */
+    @Override
+    public void run(OpDescription d) {
+        ByteBuffer sendView = d.sendView;
+        ByteBuffer recvView = d.recvView;
+        int[] sendBounds = d.sendBounds;
+        int[] recvBounds = d.recvBounds;
         int size = peers.size;
         int rank = peers.rank;
         Link[] sendLinks = peers.sendLinks;
@@ -41,7 +44,7 @@ final class PairwiseAlltoall {
             int from = (rank - s + size) % size;
             schedule.configure(sendView, sendBounds[to], sendBounds[to + 1] - sendBounds[to],
                     recvView, recvBounds[from], recvBounds[from + 1] - recvBounds[from], chunkBytes);
-            transport.run(schedule, sendLinks[to], recvLinks[from], seq);
+            peers.transport.run(schedule, sendLinks[to], recvLinks[from], d.seq);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.internal.transport.Link;
+import dev.kolo.runtime.internal.transport.Schedule;
 import dev.kolo.runtime.internal.transport.Transport;
 import dev.kolo.runtime.internal.transport.connect.PeerLinks;
 import java.nio.ByteBuffer;
@@ -70,6 +71,16 @@ final class Peers {
         Link right = k == 1 ? null : send[(me + 1) % k];
         Link left = k == 1 ? null : recv[(me - 1 + k) % k];
         return new Peers(transport, me, k, send, recv, left, right);
+    }
+
+    /** Runs {@code s} with group rank {@code partner}: its sends go to it, its receives come from it. */
+    void exchange(Schedule s, int partner, long seq) {
+        transport.run(s, sendLinks[partner], recvLinks[partner], seq);
+    }
+
+    /** Runs {@code s} around the group's ring: its sends go to the right, its receives come from the left. */
+    void aroundRing(Schedule s, long seq) {
+        transport.run(s, right, left, seq);
     }
 
     /** @return the staging buffer chunks are received into before they are reduced (the transport's) */

@@ -2,9 +2,7 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Schedule;
-import dev.kolo.runtime.internal.transport.Transport;
 
 /**
  * Rabenseifner's allreduce: a reduce-scatter by recursive halving (step k exchanges half of what is left with
@@ -14,35 +12,38 @@ import dev.kolo.runtime.internal.transport.Transport;
  * steps, so the ring stays the choice for large buffers there. Each block is reduced (and scaled) by exactly one
  * rank and then copied, so every rank ends with the same bytes.
  */
-final class RabenseifnerAllreduce extends RegionAllreduce {
+final class RabenseifnerAllreduce implements Algorithm {
     private final Peers peers;
-    private final Transport transport;
-    private final Link[] sendLinks;
-    private final Link[] recvLinks;
     private final PowerOfTwoGroup group;
     private final PairStep step;
     private final Reducer reducer;
     private final int[] bounds;
-    /** When the last run's reduce-scatter ended (System.nanoTime), -1 for a rank that folded away. */
-    private long reduceScatterEndNanos = -1;
 
     RabenseifnerAllreduce(Peers peers, Reducer reducer) {
         this.peers = peers;
-        this.transport = peers.transport;
-        this.sendLinks = peers.sendLinks;
-        this.recvLinks = peers.recvLinks;
         this.reducer = reducer;
         this.group = new PowerOfTwoGroup(peers.size, peers.rank);
         this.step = new PairStep(reducer, peers.staging());
         this.bounds = new int[group.p + 1];
     }
 
+    /**
+     * Allreduces {@code d.count} elements from the region's logical byte {@code d.offset}; a rank that folds away has
+     * no reduce-scatter end ({@code d.reduceScatterEndNanos} stays -1).
+     */
     @Override
-    void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
-            double postscale) {
+    public void run(OpDescription d) {
+        long seq = d.seq;
+        Region region = d.region;
+        int offset = d.offset;
+        DType dtype = d.dtype;
+        int count = d.count;
+        ReduceOp op = d.op;
+        double prescale = d.prescale;
+        double postscale = d.postscale;
         int esize = dtype.byteSize();
         int end = offset + count * esize;
-        reduceScatterEndNanos = -1;
+        d.reduceScatterEndNanos = -1;
         if (prescale != 1.0) {
             region.scale(reducer, dtype, offset, end, prescale);
         }
@@ -72,7 +73,7 @@ final class RabenseifnerAllreduce extends RegionAllreduce {
                     lo = mid;
                 }
             }
-            reduceScatterEndNanos = System.nanoTime();
+            d.reduceScatterEndNanos = System.nanoTime();
             double finalScale = op == ReduceOp.AVERAGE ? postscale / peers.size : postscale;
             if (finalScale != 1.0) {
                 region.scale(reducer, dtype, bounds[lo], bounds[hi], finalScale); // once, by the block's owner
@@ -98,14 +99,9 @@ final class RabenseifnerAllreduce extends RegionAllreduce {
         }
     }
 
-    @Override
-    long reduceScatterEndNanos() {
-        return reduceScatterEndNanos;
-    }
-
     private void exchange(long seq, int partner, Region region, int esize, int sendFrom, int sendTo, int recvFrom,
             int recvTo, boolean reduce, DType dtype, ReduceOp op) {
         step.configure(region, esize, sendFrom, sendTo, recvFrom, recvTo, reduce, dtype, op);
-        transport.run(step, sendLinks[partner], recvLinks[partner], seq);
+        peers.exchange(step, partner, seq);
     }
 }

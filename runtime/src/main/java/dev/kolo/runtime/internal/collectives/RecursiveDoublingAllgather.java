@@ -1,8 +1,5 @@
 package dev.kolo.runtime.internal.collectives;
 
-import dev.kolo.runtime.internal.transport.Link;
-import dev.kolo.runtime.internal.transport.Transport;
-import java.nio.ByteBuffer;
 
 /**
  * Allgather by recursive doubling: in step k a rank swaps everything it holds with the rank {@code 2^k} group ranks
@@ -12,68 +9,60 @@ import java.nio.ByteBuffer;
  * and gets the whole buffer back at the end, which costs a whole-buffer step: the ring stays the choice for large
  * buffers there. Blocks may have any size, zero included; everything lands in place.
  */
-final class RecursiveDoublingAllgather {
+final class RecursiveDoublingAllgather implements Algorithm {
     private final Peers peers;
-    private final Transport transport;
-    private final Link[] sendLinks;
-    private final Link[] recvLinks;
     private final PowerOfTwoGroup group;
     private final PairStep step;
     private final int[] bounds;
-    private final ContiguousRegion contiguous = new ContiguousRegion();
 
     RecursiveDoublingAllgather(Peers peers, Reducer reducer) {
         this.peers = peers;
-        this.transport = peers.transport;
-        this.sendLinks = peers.sendLinks;
-        this.recvLinks = peers.recvLinks;
         this.group = new PowerOfTwoGroup(peers.size, peers.rank);
         this.step = new PairStep(reducer, peers.staging());
         this.bounds = new int[peers.size + 1];
     }
 
-    /** @param byteCounts bytes of each rank's block, in rank order; blocks are concatenated in the buffer */
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int[] byteCounts) {
+    /** Gathers the blocks of {@code d.counts} bytes each, in rank order, concatenated in the region. */
+    @Override
+    public void run(OpDescription d) {
+        long seq = d.seq;
+        int[] byteCounts = d.counts;
         int size = peers.size;
         int rank = peers.rank;
         bounds[0] = 0;
         for (int r = 0; r < size; r++) {
             bounds[r + 1] = bounds[r] + byteCounts[r];
         }
-        Region region = contiguous.of(sendView, view);
-        try {
-            if (group.folds()) {
-                int partner = group.foldPartner();
-                if (group.foldedAway()) {
-                    exchange(seq, partner, region, bounds[rank], bounds[rank + 1], 0, 0);
-                } else {
-                    exchange(seq, partner, region, 0, 0, bounds[partner], bounds[partner + 1]);
-                }
+        Region region = d.region;
+        if (group.folds()) {
+            int partner = group.foldPartner();
+            if (group.foldedAway()) {
+                exchange(seq, partner, region, bounds[rank], bounds[rank + 1], 0, 0);
+            } else {
+                exchange(seq, partner, region, 0, 0, bounds[partner], bounds[partner + 1]);
             }
-            if (!group.foldedAway()) {
-                int me = group.groupRank;
-                int lo = me;
-                int hi = me + 1;
-                for (int mask = 1; mask < group.p; mask <<= 1) {
-                    int width = hi - lo;
-                    int partner = group.rankOf(me ^ mask);
-                    int theirLo = (me & mask) == 0 ? hi : lo - width;
-                    exchange(seq, partner, region, start(lo), end(hi), start(theirLo), end(theirLo + width));
-                    lo = Math.min(lo, theirLo);
-                    hi = lo + 2 * width;
-                }
+        }
+        if (!group.foldedAway()) {
+            int me = group.groupRank;
+            int lo = me;
+            int hi = me + 1;
+            for (int mask = 1; mask < group.p; mask <<= 1) {
+                int width = hi - lo;
+                int partner = group.rankOf(me ^ mask);
+                int theirLo = (me & mask) == 0 ? hi : lo - width;
+                exchange(seq, partner, region, start(lo), end(hi), start(theirLo), end(theirLo + width));
+                lo = Math.min(lo, theirLo);
+                hi = lo + 2 * width;
             }
-            if (group.folds()) {
-                int partner = group.foldPartner();
-                int all = bounds[size];
-                if (group.foldedAway()) {
-                    exchange(seq, partner, region, 0, 0, 0, all);
-                } else {
-                    exchange(seq, partner, region, 0, all, 0, 0);
-                }
+        }
+        if (group.folds()) {
+            int partner = group.foldPartner();
+            int all = bounds[size];
+            if (group.foldedAway()) {
+                exchange(seq, partner, region, 0, 0, 0, all);
+            } else {
+                exchange(seq, partner, region, 0, all, 0, 0);
             }
-        } finally {
-            contiguous.clear();
         }
     }
 
@@ -89,6 +78,6 @@ final class RecursiveDoublingAllgather {
 
     private void exchange(long seq, int partner, Region region, int sendFrom, int sendTo, int recvFrom, int recvTo) {
         step.configure(region, 1, sendFrom, sendTo, recvFrom, recvTo, false, null, null);
-        transport.run(step, sendLinks[partner], recvLinks[partner], seq);
+        peers.exchange(step, partner, seq);
     }
 }

@@ -2,8 +2,6 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.transport.Link;
-import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -16,11 +14,8 @@ import java.nio.ByteOrder;
  * group with the lower ranks first), so they hold the same bytes afterwards even for an op whose kernel is not
  * symmetric bit for bit (MIN and MAX of signed zeros or of NaNs with different payloads).
  */
-final class RecursiveDoublingAllreduce {
+final class RecursiveDoublingAllreduce implements Algorithm {
     private final Peers peers;
-    private final Transport transport;
-    private final Link[] sendLinks;
-    private final Link[] recvLinks;
     private final Reducer reducer;
     private final PowerOfTwoGroup group;
     private final ByteBuffer scratch;
@@ -31,18 +26,24 @@ final class RecursiveDoublingAllreduce {
     RecursiveDoublingAllreduce(Peers peers, Reducer reducer,
             int maxBytes) {
         this.peers = peers;
-        this.transport = peers.transport;
-        this.sendLinks = peers.sendLinks;
-        this.recvLinks = peers.recvLinks;
         this.reducer = reducer;
         this.group = new PowerOfTwoGroup(peers.size, peers.rank);
         this.maxBytes = maxBytes;
         this.scratch = ByteBuffer.allocateDirect(Math.max(8, maxBytes)).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** @param bytes at most {@link #maxBytes} */
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int offset, DType dtype, int count, ReduceOp op,
-            double prescale, double postscale) {
+    /** Allreduces {@code d.count} elements at byte {@code d.offset} of {@code d.view}, at most {@link #maxBytes}. */
+    @Override
+    public void run(OpDescription d) {
+        long seq = d.seq;
+        ByteBuffer sendView = d.sendView;
+        ByteBuffer view = d.view;
+        int offset = d.offset;
+        DType dtype = d.dtype;
+        int count = d.count;
+        ReduceOp op = d.op;
+        double prescale = d.prescale;
+        double postscale = d.postscale;
         int bytes = count * dtype.byteSize();
         view.clear();
         if (prescale != 1.0) {
@@ -81,7 +82,7 @@ final class RecursiveDoublingAllreduce {
     private void run(long seq, int partner, ByteBuffer sendView, int offset, int sendBytes, ByteBuffer recv,
             int recvOffset, int recvBytes) {
         exchange.of(sendView, offset, sendBytes, recv, recvOffset, recvBytes);
-        transport.run(exchange, sendLinks[partner], recvLinks[partner], seq);
+        peers.exchange(exchange, partner, seq);
     }
 
     /** The vector becomes {@code lower op upper} of itself and the partner's (in scratch). */

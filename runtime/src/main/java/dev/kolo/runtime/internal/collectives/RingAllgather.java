@@ -1,32 +1,27 @@
 package dev.kolo.runtime.internal.collectives;
 
-import java.nio.ByteBuffer;
 
 /**
  * Ring allgather of per-rank byte blocks of any sizes (zero included): n-1 pipelined steps, each
  * forwarding the block received in the previous step, straight from and into the caller's buffer.
  */
-final class RingAllgather {
+final class RingAllgather implements Algorithm {
     private final RingContext ring;
-    private final ContiguousRegion contiguous = new ContiguousRegion();
 
     RingAllgather(RingContext ring) {
         this.ring = ring;
     }
 
-    /** @param byteCounts bytes of each rank's block, in rank order; blocks are concatenated in the buffer */
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, int[] byteCounts) {
+    /** Gathers the blocks of {@code d.counts} bytes each, in rank order, concatenated in the region. */
+    @Override
+    public void run(OpDescription d) {
         int size = ring.peers.size;
         int[] bounds = ring.schedule.bounds;
         bounds[0] = 0;
         for (int b = 0; b < size; b++) {
-            bounds[b + 1] = bounds[b] + byteCounts[b];
+            bounds[b + 1] = bounds[b] + d.counts[b];
         }
-        ring.schedule.configure(contiguous.of(sendView, view), 0, false, true, null, 1, null, 1.0, ring.chunkBytes);
-        try {
-            ring.transport.run(ring.schedule, ring.right, ring.left, seq);
-        } finally {
-            contiguous.clear();
-        }
+        ring.schedule.configure(d.region, 0, false, true, null, 1, null, 1.0, ring.chunkBytes);
+        ring.peers.aroundRing(ring.schedule, d.seq);
     }
 }

@@ -10,33 +10,30 @@ import dev.kolo.runtime.internal.transport.Schedule;
  * rank and then copied, so every rank ends with the same bytes. The bytes are one buffer, or several
  * tensors' buffers one after the other (a fused allreduce without a fusion buffer).
  */
-final class RingAllreduce extends RegionAllreduce {
+final class RingAllreduce implements Algorithm {
     private final RingContext ring;
 
     RingAllreduce(RingContext ring) {
         this.ring = ring;
     }
 
+    /** Allreduces {@code op.count} elements from the region's logical byte {@code op.offset}. */
     @Override
-    void run(long seq, Region region, int offset, DType dtype, int count, ReduceOp op, double prescale,
-            double postscale) {
+    public void run(OpDescription op) {
         int size = ring.peers.size;
+        DType dtype = op.dtype;
+        int offset = op.offset;
         int esize = dtype.byteSize();
-        if (prescale != 1.0) {
-            region.scale(ring.reducer, dtype, offset, offset + count * esize, prescale);
+        if (op.prescale != 1.0) {
+            op.region.scale(ring.reducer, dtype, offset, offset + op.count * esize, op.prescale);
         }
-        double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
+        double finalScale = op.op == ReduceOp.AVERAGE ? op.postscale / size : op.postscale;
         int[] bounds = ring.schedule.bounds;
         for (int b = 0; b <= size; b++) {
-            bounds[b] = offset + (int) Schedule.split(count, size, b) * esize;
+            bounds[b] = offset + (int) Schedule.split(op.count, size, b) * esize;
         }
-        ring.schedule.configure(region, 1, true, true, dtype, esize, op, finalScale, ring.chunkBytes);
-        ring.transport.run(ring.schedule, ring.right, ring.left, seq);
-    }
-
-    /** When the last run's reduce-scatter phase ended (its allgather began), System.nanoTime. */
-    @Override
-    long reduceScatterEndNanos() {
-        return ring.schedule.reduceScatterEndNanos;
+        ring.schedule.configure(op.region, 1, true, true, dtype, esize, op.op, finalScale, ring.chunkBytes);
+        ring.peers.aroundRing(ring.schedule, op.seq);
+        op.reduceScatterEndNanos = ring.schedule.reduceScatterEndNanos; // its allgather began then
     }
 }

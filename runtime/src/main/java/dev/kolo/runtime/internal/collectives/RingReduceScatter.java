@@ -5,17 +5,19 @@ import dev.kolo.runtime.ReduceOp;
 import java.nio.ByteBuffer;
 
 /** Ring reduce-scatter with per-rank block sizes: n-1 pipelined steps, rank r ends owning block r. */
-final class RingReduceScatter {
+final class RingReduceScatter implements Algorithm {
     private final RingContext ring;
-    private final ContiguousRegion contiguous = new ContiguousRegion();
 
     RingReduceScatter(RingContext ring) {
         this.ring = ring;
     }
 
-    /** @param counts elements of each rank's block, in rank order */
-    void run(long seq, ByteBuffer sendView, ByteBuffer view, DType dtype, int[] counts, ReduceOp op,
-            double prescale, double postscale) {
+    /** Reduces blocks of {@code d.counts} elements each, in rank order: this rank's block holds its result. */
+    @Override
+    public void run(OpDescription d) {
+        DType dtype = d.dtype;
+        int[] counts = d.counts;
+        ByteBuffer view = d.view;
         int size = ring.peers.size;
         int esize = dtype.byteSize();
         int[] bounds = ring.schedule.bounds;
@@ -23,16 +25,12 @@ final class RingReduceScatter {
         for (int b = 0; b < size; b++) {
             bounds[b + 1] = bounds[b] + counts[b] * esize;
         }
-        if (prescale != 1.0) {
+        if (d.prescale != 1.0) {
             view.clear();
-            ring.reducer.scale(dtype, view, 0, bounds[size] / esize, prescale);
+            ring.reducer.scale(dtype, view, 0, bounds[size] / esize, d.prescale);
         }
-        double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
-        ring.schedule.configure(contiguous.of(sendView, view), 0, true, false, dtype, esize, op, finalScale, ring.chunkBytes);
-        try {
-            ring.transport.run(ring.schedule, ring.right, ring.left, seq);
-        } finally {
-            contiguous.clear();
-        }
+        double finalScale = d.op == ReduceOp.AVERAGE ? d.postscale / size : d.postscale;
+        ring.schedule.configure(d.region, 0, true, false, dtype, esize, d.op, finalScale, ring.chunkBytes);
+        ring.peers.aroundRing(ring.schedule, d.seq);
     }
 }

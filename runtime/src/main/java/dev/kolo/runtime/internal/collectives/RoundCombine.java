@@ -2,9 +2,7 @@ package dev.kolo.runtime.internal.collectives;
 
 import dev.kolo.runtime.internal.transport.FrameReader;
 import dev.kolo.runtime.internal.transport.FrameWriter;
-import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Schedule;
-import dev.kolo.runtime.internal.transport.Transport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -22,9 +20,6 @@ import java.nio.ByteOrder;
  */
 final class RoundCombine {
     private final Peers peers;
-    private final Transport transport;
-    private final Link[] sendLinks;
-    private final Link[] recvLinks;
     private final PowerOfTwoGroup group;
     private final Swap swap = new Swap();
     private ByteBuffer mine = ByteBuffer.allocateDirect(0);
@@ -34,9 +29,6 @@ final class RoundCombine {
 
     RoundCombine(Peers peers) {
         this.peers = peers;
-        this.transport = peers.transport;
-        this.sendLinks = peers.sendLinks;
-        this.recvLinks = peers.recvLinks;
         this.group = new PowerOfTwoGroup(peers.size, peers.rank);
     }
 
@@ -90,7 +82,7 @@ final class RoundCombine {
             int partner = group.foldPartner();
             if (group.foldedAway()) {
                 swap.of(mine, 0, false, theirs, maxBytes);
-                transport.run(swap, sendLinks[partner], recvLinks[partner], seq);
+                peers.exchange(swap, partner, seq);
                 ByteBuffer t = mine;
                 mine = theirs;
                 theirs = t;
@@ -105,7 +97,7 @@ final class RoundCombine {
     /** Sends {@code mine[0, length)} to {@code partner} and, if asked, receives its message into {@link #theirs}. */
     private int exchange(long seq, int partner, int length, boolean receive, int maxBytes) {
         swap.of(mine, length, true, receive ? theirs : null, maxBytes);
-        transport.run(swap, sendLinks[partner], recvLinks[partner], seq);
+        peers.exchange(swap, partner, seq);
         messagesSent++;
         return swap.received;
     }

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms.Algorithm;
+import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms.Choice;
 import dev.kolo.runtime.internal.collectives.RingCollectivesTest.Case;
 import dev.kolo.runtime.internal.transport.connect.TransportOptions;
 import java.nio.ByteBuffer;
@@ -54,7 +54,7 @@ class AllreduceAlgorithmsTest {
     }
 
     /** A table that sends every buffer it can through {@code algorithm} (the ring takes what it cannot). */
-    static AllreduceAlgorithms only(Algorithm algorithm) {
+    static AllreduceAlgorithms only(Choice algorithm) {
         return switch (algorithm) {
             case DIRECT -> AllreduceAlgorithms.of(AllreduceAlgorithms.DIRECT_MAX_BYTES, Integer.MAX_VALUE, 0, 0);
             case RECURSIVE_DOUBLING -> AllreduceAlgorithms.of(0, 0, 1 << 20, 0);
@@ -78,16 +78,16 @@ class AllreduceAlgorithmsTest {
     }
 
     static Stream<Arguments> algorithmsSizesAndTypes() {
-        return Stream.of(Algorithm.RECURSIVE_DOUBLING, Algorithm.RABENSEIFNER, Algorithm.DIRECT, Algorithm.RING)
+        return Stream.of(Choice.RECURSIVE_DOUBLING, Choice.RABENSEIFNER, Choice.DIRECT, Choice.RING)
                 .flatMap(a -> IntStream.rangeClosed(1, MAX_SIZE).boxed()
                         .flatMap(n -> Stream.of(DType.values()).map(t -> Arguments.of(a, n, t))));
     }
 
     @ParameterizedTest(name = "{0} np={1} {2}")
     @MethodSource("algorithmsSizesAndTypes")
-    void everyAlgorithmMatchesTheReferenceForEveryTypeOpAndOddSize(Algorithm algorithm, int n, DType t)
+    void everyAlgorithmMatchesTheReferenceForEveryTypeOpAndOddSize(Choice algorithm, int n, DType t)
             throws Exception {
-        int large = algorithm == Algorithm.DIRECT ? AllreduceAlgorithms.DIRECT_MAX_BYTES / t.byteSize()
+        int large = algorithm == Choice.DIRECT ? AllreduceAlgorithms.DIRECT_MAX_BYTES / t.byteSize()
                 : 3 * CHUNK / t.byteSize() + 7; // several chunks in a step, not a multiple of anything
         int[] lengths = IntStream.of(0, 1, n - 1, n + 1, 7 * n + 3, 1001, large).distinct().toArray();
         List<Case> cases = new ArrayList<>();
@@ -161,7 +161,7 @@ class AllreduceAlgorithmsTest {
     void recursiveDoublingGivesEveryRankTheSameBytesForSignedZerosAndNaNPayloads() throws Exception {
         for (int n : new int[] {3, 4, 5, 8}) {
             TestRings c = clusters.get(n - 1);
-            List<GenerationDataPlane> rings = rings(n, only(Algorithm.RECURSIVE_DOUBLING), dev.kolo.kernels.Kernels.get());
+            List<GenerationDataPlane> rings = rings(n, only(Choice.RECURSIVE_DOUBLING), dev.kolo.kernels.Kernels.get());
             long seq = c.nextSeq();
             List<byte[]> out = c.onAll((rank, unused) -> {
                 ByteBuffer buf = Elements.direct(64 * 4);
@@ -263,13 +263,13 @@ class AllreduceAlgorithmsTest {
     @Test
     void theTableChoosesBySizeAndJob() {
         AllreduceAlgorithms d = AllreduceAlgorithms.defaults();
-        assertEquals(Algorithm.DIRECT, d.choose(4, 2, true));
-        assertEquals(Algorithm.RING, d.choose(64 * 1024, 2, true));
-        assertEquals(Algorithm.DIRECT, d.choose(4, 4, true));
-        assertEquals(Algorithm.RECURSIVE_DOUBLING, d.choose(4, 8, true));
-        assertEquals(Algorithm.RECURSIVE_DOUBLING, d.choose(64 * 1024, 8, true));
-        assertEquals(Algorithm.RABENSEIFNER, d.choose(64 * 1024, 8, false));
-        assertEquals(Algorithm.RABENSEIFNER, d.choose(1 << 20, 5, true));
-        assertEquals(Algorithm.RING, d.choose(64L << 20, 8, true));
+        assertEquals(Choice.DIRECT, d.choose(4, 2, true));
+        assertEquals(Choice.RING, d.choose(64 * 1024, 2, true));
+        assertEquals(Choice.DIRECT, d.choose(4, 4, true));
+        assertEquals(Choice.RECURSIVE_DOUBLING, d.choose(4, 8, true));
+        assertEquals(Choice.RECURSIVE_DOUBLING, d.choose(64 * 1024, 8, true));
+        assertEquals(Choice.RABENSEIFNER, d.choose(64 * 1024, 8, false));
+        assertEquals(Choice.RABENSEIFNER, d.choose(1 << 20, 5, true));
+        assertEquals(Choice.RING, d.choose(64L << 20, 8, true));
     }
 }
