@@ -87,6 +87,25 @@ class ArchitectureTest extends ModuleLimits {
     }
 
     @Test
+    void theCollectivesAreLayeredSeamScheduleAlgorithmGeneration() {
+        // The engine and the wiring see the seam (collectives); each package below uses only those before it.
+        com.tngtech.archunit.library.Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("seam").definedBy(INTERNAL + ".collectives")
+                .layer("schedule").definedBy(INTERNAL + ".collectives.schedule")
+                .layer("algorithm").definedBy(INTERNAL + ".collectives.algorithm")
+                .layer("generation").definedBy(INTERNAL + ".collectives.generation")
+                .whereLayer("generation").mayNotBeAccessedByAnyLayer()
+                .whereLayer("algorithm").mayOnlyBeAccessedByLayers("generation")
+                .whereLayer("schedule").mayOnlyBeAccessedByLayers("algorithm", "generation")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theEngineSeesOnlyTheCollectivesSeam() {
+        usesNone("engine", "collectives.schedule", "collectives.algorithm", "collectives.generation");
+    }
+
+    @Test
     void theEngineReachesTheWireOnlyThroughTheCollectives() {
         usesNone("engine", "transport");
     }

@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.collectives;
 
+
 import dev.kolo.runtime.Settings;
 
 /**
@@ -16,13 +17,13 @@ import dev.kolo.runtime.Settings;
  * </ul>
  */
 public final class AllreduceAlgorithms {
-    /** The allreduce algorithms of the data plane, as this table names its choice (the algorithms are AlgorithmTable's). */
+    /** The allreduce algorithms of the data plane, as this table names its choice (the algorithms are the generation's table's). */
     public enum Choice {
         DIRECT, RECURSIVE_DOUBLING, RABENSEIFNER, RING
     }
 
     /** Largest buffer of the direct exchange: far below the socket buffers, so posting every send first cannot block. */
-    public static final int DIRECT_MAX_BYTES = DirectAllreduce.MAX_BYTES;
+    public static final int DIRECT_MAX_BYTES = 8 * 1024;
     /** Most ranks the direct exchange serves: beyond, its n-1 sends per rank cost more than log2 n steps. */
     public static final int DIRECT_MAX_RANKS = 4;
     /** Largest buffer recursive doubling takes by default ({@code KOLO_RECURSIVE_DOUBLING_MAX_BYTES}): above, sending the whole vector log2 n times costs more. */

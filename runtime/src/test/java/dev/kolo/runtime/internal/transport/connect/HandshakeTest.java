@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.collectives.Elements;
-import dev.kolo.runtime.internal.collectives.GenerationDataPlane;
-import dev.kolo.runtime.internal.collectives.TestRings;
+import dev.kolo.runtime.internal.collectives.generation.Elements;
+import dev.kolo.runtime.internal.collectives.generation.GenerationDataPlane;
+import dev.kolo.runtime.internal.collectives.generation.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
 import dev.kolo.runtime.internal.transport.PlainWire;
 import java.io.EOFException;

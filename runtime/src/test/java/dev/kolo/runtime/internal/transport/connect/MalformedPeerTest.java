@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kolo.runtime.internal.collectives.GenerationDataPlane;
-import dev.kolo.runtime.internal.collectives.TestRings;
+import dev.kolo.runtime.internal.collectives.generation.GenerationDataPlane;
+import dev.kolo.runtime.internal.collectives.generation.TestRings;
 import dev.kolo.runtime.internal.transport.Frame;
 import dev.kolo.runtime.internal.transport.RingProtocolException;
 import java.io.IOException;
