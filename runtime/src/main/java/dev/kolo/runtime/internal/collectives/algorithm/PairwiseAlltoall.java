@@ -1,6 +1,5 @@
 package dev.kolo.runtime.internal.collectives.algorithm;
 
-import dev.kolo.runtime.internal.collectives.generation.GenerationDataPlane;
 import dev.kolo.runtime.internal.collectives.schedule.Peers;
 
 import dev.kolo.runtime.internal.transport.FrameReader;
@@ -13,8 +12,8 @@ import java.nio.ByteBuffer;
  * Alltoall as n-1 pairwise exchanges over direct connections: in step s rank r sends its block for
  * r+s while receiving the block from r-s, both straight between the caller's buffers and the socket.
  * Each byte crosses one connection once (relaying along the ring would copy it up to n-1 times). The
- * ring connections serve the neighbours (either direction); other pairs use links the {@link GenerationDataPlane} opens
- * on the first alltoall of the generation.
+ * ring connections serve the neighbours (either direction); other pairs use links the generation's data plane
+ * opens on the first alltoall of the generation.
  */
 public final class PairwiseAlltoall implements Algorithm {
     private final Peers peers;

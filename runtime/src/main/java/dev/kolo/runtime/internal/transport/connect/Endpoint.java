@@ -164,7 +164,7 @@ public final class Endpoint implements AutoCloseable {
                 Io.closeQuietly(accepted[j]);
             }
             transport.abort(new WorkerLostException("generation " + generation + " could not connect", -1, null));
-            transport.release(RELEASE_TIMEOUT_NANOS);
+            transport.release(PeerLinks.RELEASE_TIMEOUT_NANOS);
             if (e instanceof RuntimeException re) {
                 throw re;
             }
@@ -174,13 +174,11 @@ public final class Endpoint implements AutoCloseable {
             LOG.info("data plane: generation {}{} rank {} reaches rank{} {} through shared memory", generation,
                     channel == 0 ? "" : " process set " + channel, rank, shared.size() == 1 ? "" : "s", shared);
         }
-        PeerLinks links = new PeerLinks(this, channel, ps, transport, left, right, direct, shared);
+        PeerLinks links = new PeerLinks(rings::remove, options().tls() != null, channel, ps, transport, left, right,
+                direct, shared);
         rings.add(links);
         return links;
     }
-
-    /** Longest a closing ring waits for its threads to leave before its shared memory is unmapped. */
-    static final long RELEASE_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
 
     /**
      * Opens direct connections to the non-neighbours (none below 4 ranks): the lower rank connects, the higher one
@@ -212,10 +210,6 @@ public final class Endpoint implements AutoCloseable {
 
     PendingConnections pending() {
         return pending;
-    }
-
-    void forget(PeerLinks links) {
-        rings.remove(links);
     }
 
     /** Closes every open ring, stops accepting and closes the listening socket. */
