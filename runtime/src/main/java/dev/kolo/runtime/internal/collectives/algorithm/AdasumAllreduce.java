@@ -56,33 +56,25 @@ public final class AdasumAllreduce implements Algorithm {
      */
     @Override
     public void run(OpDescription d) {
-        long seq = d.seq;
-        ByteBuffer sendView = d.sendView;
-        ByteBuffer view = d.view;
-        int offset = d.offset;
-        DType dtype = d.dtype;
-        int count = d.count;
-        double prescale = d.prescale;
-        double postscale = d.postscale;
-        view.clear(); // a private view: an earlier op's receive may have left its limit short
-        Vector v = own.of(view, offset, dtype);
-        if (prescale != 1.0) {
-            v.scale(0, count, prescale);
+        d.view.clear(); // a private view: an earlier op's receive may have left its limit short
+        Vector v = own.of(d.view, d.offset, d.dtype);
+        if (d.prescale != 1.0) {
+            v.scale(0, d.count, d.prescale);
         }
-        int esize = dtype.byteSize();
+        int esize = d.dtype.byteSize();
         if (group.folds()) {
             if (group.foldedAway()) {
-                send(seq, group.foldPartner(), sendView, offset, count * esize);
+                send(d.seq, group.foldPartner(), d.sendView, d.offset, d.count * esize);
             } else {
-                Vector b = receive(seq, group.foldPartner(), count, dtype);
+                Vector b = receive(d.seq, group.foldPartner(), d.count, d.dtype);
                 // The even rank's vector is the tree's left side (a): it comes first in rank order.
-                combine(v, 0, count, b, 0, true, localDots(b, 0, v, 0, count));
+                combine(v, 0, d.count, b, 0, true, localDots(b, 0, v, 0, d.count));
             }
         }
         if (!group.foldedAway()) {
             int me = group.groupRank;
             int lo = 0;
-            int hi = count;
+            int hi = d.count;
             for (int k = 0; k < group.steps(); k++) {
                 int mask = 1 << k;
                 int partner = group.rankOf(me ^ mask);
@@ -94,18 +86,18 @@ public final class AdasumAllreduce implements Algorithm {
                 int keepHi = lower ? mid : hi;
                 int giveLo = lower ? mid : lo;
                 int giveHi = lower ? hi : mid;
-                Vector b = exchangeHalves(seq, partner, sendView, offset, esize, giveLo, giveHi, keepHi - keepLo,
-                        dtype);
+                Vector b = exchangeHalves(d.seq, partner, d.sendView, d.offset, esize, giveLo, giveHi, keepHi - keepLo,
+                        d.dtype);
                 // a is the lower side's vector, b the upper side's, on both partners.
                 double[] partial = lower ? localDots(v, keepLo, b, 0, keepHi - keepLo)
                         : localDots(b, 0, v, keepLo, keepHi - keepLo);
-                sumOverBlock(seq, me, mask, partial);
+                sumOverBlock(d.seq, me, mask, partial);
                 combine(v, keepLo, keepHi - keepLo, b, 0, !lower, partial);
                 lo = keepLo;
                 hi = keepHi;
             }
-            if (postscale != 1.0) {
-                v.scale(lo, hi, postscale);
+            if (d.postscale != 1.0) {
+                v.scale(lo, hi, d.postscale);
             }
             for (int k = group.steps() - 1; k >= 0; k--) {
                 int partner = group.rankOf(me ^ (1 << k));
@@ -114,17 +106,17 @@ public final class AdasumAllreduce implements Algorithm {
                 boolean keptLower = (me & (1 << k)) == 0;
                 int otherLo = keptLower ? hi : fromLo;
                 int otherHi = keptLower ? fromHi : lo;
-                exchange(seq, partner, sendView, offset + lo * esize, (hi - lo) * esize, view,
-                        offset + otherLo * esize, (otherHi - otherLo) * esize);
+                exchange(d.seq, partner, d.sendView, d.offset + lo * esize, (hi - lo) * esize, d.view,
+                        d.offset + otherLo * esize, (otherHi - otherLo) * esize);
                 lo = fromLo;
                 hi = fromHi;
             }
         }
         if (group.folds()) {
             if (group.foldedAway()) {
-                exchange(seq, group.foldPartner(), null, 0, 0, view, offset, count * esize);
+                exchange(d.seq, group.foldPartner(), null, 0, 0, d.view, d.offset, d.count * esize);
             } else {
-                send(seq, group.foldPartner(), sendView, offset, count * esize);
+                send(d.seq, group.foldPartner(), d.sendView, d.offset, d.count * esize);
             }
         }
     }

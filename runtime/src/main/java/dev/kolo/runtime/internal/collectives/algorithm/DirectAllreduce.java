@@ -1,6 +1,5 @@
 package dev.kolo.runtime.internal.collectives.algorithm;
 
-import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms;
 import dev.kolo.runtime.internal.collectives.Reducer;
@@ -37,48 +36,39 @@ public final class DirectAllreduce implements Algorithm {
     /** Allreduces {@code d.count} elements at byte {@code d.offset} of {@code d.view} (at most {@link #MAX_BYTES}). */
     @Override
     public void run(OpDescription d) {
-        long seq = d.seq;
-        ByteBuffer sendView = d.sendView;
-        ByteBuffer view = d.view;
-        int offset = d.offset;
-        DType dtype = d.dtype;
-        int count = d.count;
-        ReduceOp op = d.op;
-        double prescale = d.prescale;
-        double postscale = d.postscale;
         int size = peers.size;
         int rank = peers.rank;
         Link[] sendLinks = peers.sendLinks;
         Link[] recvLinks = peers.recvLinks;
-        int bytes = count * dtype.byteSize();
-        if (prescale != 1.0) {
-            view.clear();
-            reducer.scale(dtype, view, offset, count, prescale);
+        int bytes = d.count * d.dtype.byteSize();
+        if (d.prescale != 1.0) {
+            d.view.clear();
+            reducer.scale(d.dtype, d.view, d.offset, d.count, d.prescale);
         }
         for (int s = 1; s < size; s++) {
             int to = (rank + s) % size;
-            peers.transport.run(frame.of(sendView, offset, bytes, null, 0, 0), sendLinks[to], null, seq);
+            peers.transport.run(frame.of(d.sendView, d.offset, bytes, null, 0, 0), sendLinks[to], null, d.seq);
         }
         for (int s = 1; s < size; s++) {
             int from = (rank - s + size) % size;
-            peers.transport.run(frame.of(null, 0, 0, gathered, from * SLOT, bytes), null, recvLinks[from], seq);
+            peers.transport.run(frame.of(null, 0, 0, gathered, from * SLOT, bytes), null, recvLinks[from], d.seq);
         }
         // Own vector into its slot, then view = v0 op v1 op ... in rank order.
         gathered.clear();
-        view.limit(offset + bytes).position(offset);
+        d.view.limit(d.offset + bytes).position(d.offset);
         gathered.position(rank * SLOT);
-        gathered.put(view);
+        gathered.put(d.view);
         gathered.limit(bytes).position(0);
-        view.limit(offset + bytes).position(offset);
-        view.put(gathered);
-        view.clear();
+        d.view.limit(d.offset + bytes).position(d.offset);
+        d.view.put(gathered);
+        d.view.clear();
         gathered.clear();
         for (int j = 1; j < size; j++) {
-            reducer.reduce(dtype, op, view, offset, gathered, j * SLOT, count);
+            reducer.reduce(d.dtype, d.op, d.view, d.offset, gathered, j * SLOT, d.count);
         }
-        double finalScale = op == ReduceOp.AVERAGE ? postscale / size : postscale;
+        double finalScale = d.op == ReduceOp.AVERAGE ? d.postscale / size : d.postscale;
         if (finalScale != 1.0) {
-            reducer.scale(dtype, view, offset, count, finalScale);
+            reducer.scale(d.dtype, d.view, d.offset, d.count, finalScale);
         }
     }
 }

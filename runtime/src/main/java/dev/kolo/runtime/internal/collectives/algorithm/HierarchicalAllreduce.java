@@ -1,11 +1,9 @@
 package dev.kolo.runtime.internal.collectives.algorithm;
 
-import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.collectives.schedule.Peers;
-import dev.kolo.runtime.internal.collectives.schedule.Region;
 import dev.kolo.runtime.internal.collectives.schedule.RingContext;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,38 +60,30 @@ public final class HierarchicalAllreduce implements Algorithm {
     /** Allreduces {@code d.count} elements from the region's logical byte {@code d.offset}. */
     @Override
     public void run(OpDescription d) {
-        long seq = d.seq;
-        Region region = d.region;
-        int offset = d.offset;
-        DType dtype = d.dtype;
-        int count = d.count;
-        ReduceOp op = d.op;
-        double prescale = d.prescale;
-        double postscale = d.postscale;
-        int esize = dtype.byteSize();
+        int esize = d.dtype.byteSize();
         d.reduceScatterEndNanos = -1;
-        if (prescale != 1.0) {
-            region.scale(local.reducer, dtype, offset, offset + count * esize, prescale);
+        if (d.prescale != 1.0) {
+            d.region.scale(local.reducer, d.dtype, d.offset, d.offset + d.count * esize, d.prescale);
         }
         // The op's final scale is the whole generation's: applied once, by the allreduce across hosts.
-        double finalScale = op == ReduceOp.AVERAGE ? postscale / generationSize : postscale;
-        ReduceOp elementWise = op == ReduceOp.AVERAGE ? ReduceOp.SUM : op;
+        double finalScale = d.op == ReduceOp.AVERAGE ? d.postscale / generationSize : d.postscale;
+        ReduceOp elementWise = d.op == ReduceOp.AVERAGE ? ReduceOp.SUM : d.op;
         int[] bounds = local.schedule.bounds;
         int hostRanks = local.peers.size;
         if (hostRanks > 1) {
-            setBounds(bounds, hostRanks, offset, count, esize);
-            local.schedule.configure(region, 0, true, false, dtype, elementWise, 1.0);
-            local.peers.aroundRing(local.schedule, seq);
+            setBounds(bounds, hostRanks, d.offset, d.count, esize);
+            local.schedule.configure(d.region, 0, true, false, d.dtype, elementWise, 1.0);
+            local.peers.aroundRing(local.schedule, d.seq);
         }
         d.reduceScatterEndNanos = System.nanoTime();
         for (Crossing c : crossings) {
-            int from = blockStart(c.from(), offset, count, esize);
-            int elements = (blockStart(c.to(), offset, count, esize) - from) / esize;
+            int from = blockStart(c.from(), d.offset, d.count, esize);
+            int elements = (blockStart(c.to(), d.offset, d.count, esize) - from) / esize;
             if (elements == 0) {
                 continue; // every owner computes the same empty run
             }
             long bytes = (long) elements * esize;
-            crossing.of(seq).buffers(null, null, region).elements(from, elements, dtype).reduce(elementWise, 1.0,
+            crossing.of(d.seq).buffers(null, null, d.region).elements(from, elements, d.dtype).reduce(elementWise, 1.0,
                     finalScale);
             try {
                 if (algorithms.choose(bytes, c.size(), false) == AllreduceAlgorithms.Choice.RABENSEIFNER) {
@@ -106,9 +96,9 @@ public final class HierarchicalAllreduce implements Algorithm {
             }
         }
         if (hostRanks > 1) {
-            setBounds(bounds, hostRanks, offset, count, esize);
-            local.schedule.configure(region, 0, false, true, dtype, elementWise, 1.0);
-            local.peers.aroundRing(local.schedule, seq);
+            setBounds(bounds, hostRanks, d.offset, d.count, esize);
+            local.schedule.configure(d.region, 0, false, true, d.dtype, elementWise, 1.0);
+            local.peers.aroundRing(local.schedule, d.seq);
         }
     }
 

@@ -1,12 +1,10 @@
 package dev.kolo.runtime.internal.collectives.algorithm;
 
-import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.collectives.schedule.PairStep;
 import dev.kolo.runtime.internal.collectives.schedule.Peers;
 import dev.kolo.runtime.internal.collectives.schedule.PowerOfTwoGroup;
-import dev.kolo.runtime.internal.collectives.schedule.Region;
 import dev.kolo.runtime.internal.transport.Schedule;
 
 /**
@@ -38,31 +36,23 @@ public final class RabenseifnerAllreduce implements Algorithm {
      */
     @Override
     public void run(OpDescription d) {
-        long seq = d.seq;
-        Region region = d.region;
-        int offset = d.offset;
-        DType dtype = d.dtype;
-        int count = d.count;
-        ReduceOp op = d.op;
-        double prescale = d.prescale;
-        double postscale = d.postscale;
-        int esize = dtype.byteSize();
-        int end = offset + count * esize;
+        int esize = d.dtype.byteSize();
+        int end = d.offset + d.count * esize;
         d.reduceScatterEndNanos = -1;
-        step.over(region, esize, dtype, op);
-        if (prescale != 1.0) {
-            region.scale(reducer, dtype, offset, end, prescale);
+        step.over(d.region, esize, d.dtype, d.op);
+        if (d.prescale != 1.0) {
+            d.region.scale(reducer, d.dtype, d.offset, end, d.prescale);
         }
         if (group.folds()) {
             boolean hands = group.foldedAway();
-            exchange(seq, group.foldPartner(), hands ? offset : 0, hands ? end : 0,
-                    hands ? 0 : offset, hands ? 0 : end, true);
+            exchange(d.seq, group.foldPartner(), hands ? d.offset : 0, hands ? end : 0,
+                    hands ? 0 : d.offset, hands ? 0 : end, true);
         }
         if (!group.foldedAway()) {
             int p = group.p;
             int me = group.groupRank;
             for (int b = 0; b <= p; b++) {
-                bounds[b] = offset + (int) Schedule.split(count, p, b) * esize;
+                bounds[b] = d.offset + (int) Schedule.split(d.count, p, b) * esize;
             }
             int lo = 0;
             int hi = p;
@@ -70,34 +60,34 @@ public final class RabenseifnerAllreduce implements Algorithm {
                 int mid = (lo + hi) >>> 1;
                 int partner = group.rankOf(me ^ mask);
                 if ((me & mask) == 0) {
-                    exchange(seq, partner, bounds[mid], bounds[hi], bounds[lo], bounds[mid], true);
+                    exchange(d.seq, partner, bounds[mid], bounds[hi], bounds[lo], bounds[mid], true);
                     hi = mid;
                 } else {
-                    exchange(seq, partner, bounds[lo], bounds[mid], bounds[mid], bounds[hi], true);
+                    exchange(d.seq, partner, bounds[lo], bounds[mid], bounds[mid], bounds[hi], true);
                     lo = mid;
                 }
             }
             d.reduceScatterEndNanos = System.nanoTime();
-            double finalScale = op == ReduceOp.AVERAGE ? postscale / peers.size : postscale;
+            double finalScale = d.op == ReduceOp.AVERAGE ? d.postscale / peers.size : d.postscale;
             if (finalScale != 1.0) {
-                region.scale(reducer, dtype, bounds[lo], bounds[hi], finalScale); // once, by the block's owner
+                d.region.scale(reducer, d.dtype, bounds[lo], bounds[hi], finalScale); // once, by the block's owner
             }
             for (int mask = 1; mask < p; mask <<= 1) {
                 int width = hi - lo;
                 int partner = group.rankOf(me ^ mask);
                 if ((me & mask) == 0) {
-                    exchange(seq, partner, bounds[lo], bounds[hi], bounds[hi], bounds[hi + width], false);
+                    exchange(d.seq, partner, bounds[lo], bounds[hi], bounds[hi], bounds[hi + width], false);
                     hi += width;
                 } else {
-                    exchange(seq, partner, bounds[lo], bounds[hi], bounds[lo - width], bounds[lo], false);
+                    exchange(d.seq, partner, bounds[lo], bounds[hi], bounds[lo - width], bounds[lo], false);
                     lo -= width;
                 }
             }
         }
         if (group.folds()) {
             boolean receives = group.foldedAway();
-            exchange(seq, group.foldPartner(), receives ? 0 : offset, receives ? 0 : end,
-                    receives ? offset : 0, receives ? end : 0, false);
+            exchange(d.seq, group.foldPartner(), receives ? 0 : d.offset, receives ? 0 : end,
+                    receives ? d.offset : 0, receives ? end : 0, false);
         }
     }
 

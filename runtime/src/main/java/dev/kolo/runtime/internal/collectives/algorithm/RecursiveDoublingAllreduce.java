@@ -39,45 +39,36 @@ public final class RecursiveDoublingAllreduce implements Algorithm {
     /** Allreduces {@code d.count} elements at byte {@code d.offset} of {@code d.view}, at most {@link #maxBytes}. */
     @Override
     public void run(OpDescription d) {
-        long seq = d.seq;
-        ByteBuffer sendView = d.sendView;
-        ByteBuffer view = d.view;
-        int offset = d.offset;
-        DType dtype = d.dtype;
-        int count = d.count;
-        ReduceOp op = d.op;
-        double prescale = d.prescale;
-        double postscale = d.postscale;
-        int bytes = count * dtype.byteSize();
-        view.clear();
-        if (prescale != 1.0) {
-            reducer.scale(dtype, view, offset, count, prescale);
+        int bytes = d.count * d.dtype.byteSize();
+        d.view.clear();
+        if (d.prescale != 1.0) {
+            reducer.scale(d.dtype, d.view, d.offset, d.count, d.prescale);
         }
         if (group.folds()) {
             if (group.foldedAway()) {
-                run(seq, group.foldPartner(), sendView, offset, bytes, scratch, 0, 0);
+                run(d.seq, group.foldPartner(), d.sendView, d.offset, bytes, scratch, 0, 0);
             } else {
-                run(seq, group.foldPartner(), sendView, offset, 0, scratch, 0, bytes);
-                combine(view, offset, dtype, count, op, bytes, true);
+                run(d.seq, group.foldPartner(), d.sendView, d.offset, 0, scratch, 0, bytes);
+                combine(d.view, d.offset, d.dtype, d.count, d.op, bytes, true);
             }
         }
         if (!group.foldedAway()) {
             int me = group.groupRank;
             for (int mask = 1; mask < group.p; mask <<= 1) {
-                run(seq, group.rankOf(me ^ mask), sendView, offset, bytes, scratch, 0, bytes);
-                combine(view, offset, dtype, count, op, bytes, (me & mask) != 0);
+                run(d.seq, group.rankOf(me ^ mask), d.sendView, d.offset, bytes, scratch, 0, bytes);
+                combine(d.view, d.offset, d.dtype, d.count, d.op, bytes, (me & mask) != 0);
             }
-            double finalScale = op == ReduceOp.AVERAGE ? postscale / peers.size : postscale;
+            double finalScale = d.op == ReduceOp.AVERAGE ? d.postscale / peers.size : d.postscale;
             if (finalScale != 1.0) {
-                reducer.scale(dtype, view, offset, count, finalScale);
+                reducer.scale(d.dtype, d.view, d.offset, d.count, finalScale);
             }
         }
         if (group.folds()) {
             if (group.foldedAway()) {
-                run(seq, group.foldPartner(), sendView, offset, 0, view, offset, bytes);
-                view.clear();
+                run(d.seq, group.foldPartner(), d.sendView, d.offset, 0, d.view, d.offset, bytes);
+                d.view.clear();
             } else {
-                run(seq, group.foldPartner(), sendView, offset, bytes, scratch, 0, 0);
+                run(d.seq, group.foldPartner(), d.sendView, d.offset, bytes, scratch, 0, 0);
             }
         }
     }

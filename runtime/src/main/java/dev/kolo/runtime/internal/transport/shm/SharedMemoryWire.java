@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.transport.shm;
 
 import dev.kolo.runtime.internal.transport.MappedWire;
+import dev.kolo.runtime.internal.transport.OneBuffer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -77,16 +78,11 @@ public final class SharedMemoryWire extends MappedWire {
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        one[0] = dst;
-        try {
-            return (int) read(one, 0, 1);
-        } finally {
-            one[0] = null;
-        }
+        return one.read(this, dst);
     }
 
     /** For the single-buffer read and write, on the op's thread: no array per call. */
-    private final ByteBuffer[] one = new ByteBuffer[1];
+    private final OneBuffer one = new OneBuffer();
 
     @Override
     public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
@@ -102,12 +98,7 @@ public final class SharedMemoryWire extends MappedWire {
 
     @Override
     public int write(ByteBuffer src) throws IOException {
-        one[0] = src;
-        try {
-            return (int) write(one, 0, 1);
-        } finally {
-            one[0] = null;
-        }
+        return one.write(this, src);
     }
 
     /**
