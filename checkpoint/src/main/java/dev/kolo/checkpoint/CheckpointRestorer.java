@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * checkpoint back into a {@link CheckpointState}. Package-private: {@code RestoredCheckpoint}'s constructor is.
  */
 final class CheckpointRestorer {
-    // Logged under Checkpointer's name, as before this class was split off: operators filter on it.
-    private static final Logger LOG = LoggerFactory.getLogger(Checkpointer.class);
+    // Logged under Checkpointer's name, as before this class was split off: operators filter on it. By name, not
+    // by class, so that the restorer does not refer to the checkpointer that creates it.
+    private static final Logger LOG = LoggerFactory.getLogger("dev.kolo.checkpoint.Checkpointer");
 
     /** Stores in restore preference order for equal ids: the in-memory replica first. */
     private final List<CheckpointStore> readOrder;

@@ -299,7 +299,9 @@ public final class Kolo extends Collectives implements AutoCloseable {
      */
     public ProcessSet processSet(int... ranks) {
         java.util.Objects.requireNonNull(ranks, "ranks");
-        return sets.create(this, ranks);
+        ProcessSets.Agreed set = sets.agree(this, generation(), ranks);
+        return new ProcessSet(this::generation, rank(), opTimeout(), this::endProcessSet, set.id(), set.ranks(),
+                set.generation(), ProcessSets.open(client(), rank(), set));
     }
 
     private final ProcessSets sets = new ProcessSets();

@@ -3,6 +3,8 @@ package dev.kolo.runtime;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Collectives among a subset of the job's ranks (Horovod's process sets): for hybrid model and data parallelism,
@@ -19,7 +21,13 @@ import java.util.List;
  * re-reads its rank. Thread-safe.
  */
 public final class ProcessSet extends Collectives implements AutoCloseable {
-    private final Kolo kolo;
+    /** The job's generation now: the set refuses calls once it differs from the set's own. */
+    private final LongSupplier jobGeneration;
+    /** This rank's rank in the job when the set was made. */
+    private final int jobRank;
+    private final Duration opTimeout;
+    /** Told when the set closes, so that the job's worker forgets it. */
+    private final Consumer<ProcessSet> onClose;
     private final int id;
     private final List<Integer> ranks;
     private final long generation;
@@ -28,12 +36,16 @@ public final class ProcessSet extends Collectives implements AutoCloseable {
     private final CollectiveClient client;
     private volatile boolean closed;
 
-    ProcessSet(Kolo kolo, int id, List<Integer> ranks, long generation, CollectiveClient client) {
-        this.kolo = kolo;
+    ProcessSet(LongSupplier jobGeneration, int jobRank, Duration opTimeout, Consumer<ProcessSet> onClose, int id,
+            List<Integer> ranks, long generation, CollectiveClient client) {
+        this.jobGeneration = jobGeneration;
+        this.jobRank = jobRank;
+        this.opTimeout = opTimeout;
+        this.onClose = onClose;
         this.id = id;
         this.ranks = List.copyOf(ranks);
         this.generation = generation;
-        this.rank = this.ranks.indexOf(kolo.rank());
+        this.rank = this.ranks.indexOf(jobRank);
         this.client = client;
     }
 
@@ -74,13 +86,14 @@ public final class ProcessSet extends Collectives implements AutoCloseable {
         if (closed) {
             throw new KoloException(describe() + " is closed");
         }
-        if (kolo.generation() != generation) {
+        long now = jobGeneration.getAsLong();
+        if (now != generation) {
             throw new KoloException(describe() + " belonged to generation " + generation + ", and the job has "
-                    + "regrouped into generation " + kolo.generation() + " since, which ends every process set: create "
+                    + "regrouped into generation " + now + " since, which ends every process set: create "
                     + "it again with processSet(...) on every rank after rejoin()");
         }
         if (client == null) {
-            throw new KoloException("rank " + kolo.rank() + " is not a member of " + describe()
+            throw new KoloException("rank " + jobRank + " is not a member of " + describe()
                     + ": only its members may call its collectives (check contains(kolo.rank()) first)");
         }
         return client;
@@ -88,7 +101,7 @@ public final class ProcessSet extends Collectives implements AutoCloseable {
 
     @Override
     Duration opTimeout() {
-        return kolo.config().opTimeout();
+        return opTimeout;
     }
 
     /**
@@ -102,12 +115,12 @@ public final class ProcessSet extends Collectives implements AutoCloseable {
             return;
         }
         try {
-            if (client != null && kolo.generation() == generation) {
+            if (client != null && jobGeneration.getAsLong() == generation) {
                 barrier();
             }
         } finally {
             closed = true;
-            kolo.endProcessSet(this);
+            onClose.accept(this);
         }
     }
 

@@ -22,8 +22,17 @@ final class ProcessSets {
     private long generation = -1;
     private int created;
 
-    synchronized ProcessSet create(Kolo kolo, int[] asked) {
-        long gen = kolo.generation();
+    /** A set the ranks agreed on: its number in the generation and its ranks in the job. */
+    record Agreed(int id, List<Integer> ranks, long generation) {
+    }
+
+    /**
+     * Agrees with every rank of {@code job} on the set this rank asked for, numbering it.
+     *
+     * @param job the whole job (the exchange runs among all its ranks)
+     * @param gen the job's generation now
+     */
+    synchronized Agreed agree(Collectives job, long gen, int[] asked) {
         if (gen != generation) {
             generation = gen;
             created = 0;
@@ -33,20 +42,20 @@ final class ProcessSets {
         row[0] = id;
         row[1] = asked.length;
         System.arraycopy(asked, 0, row, 2, asked.length);
-        Tensor all = kolo.allgather(EXCHANGE, Tensor.of(row, row.length));
+        Tensor all = job.allgather(EXCHANGE, Tensor.of(row, row.length));
         Map<Integer, List<Integer>> byRank = new LinkedHashMap<>();
         List<List<Integer>> rows = rows(all);
         for (int r = 0; r < rows.size(); r++) {
             byRank.put(r, rows.get(r));
         }
-        List<Integer> mine = rows.get(kolo.rank());
+        List<Integer> mine = rows.get(job.rank());
         if (rows.stream().anyMatch(x -> !x.equals(mine))) {
             throw new CollectiveMismatchException("processSet: the ranks asked for different process sets: "
                     + describe(byRank) + ". Every rank calls processSet with the same ranks in the same order, and "
                     + "creates the same sets in the same order");
         }
         List<Integer> ranks = mine.subList(1, mine.size());
-        String wrong = check(ranks, kolo.size());
+        String wrong = check(ranks, job.size());
         if (wrong != null) {
             throw new IllegalArgumentException("processSet(" + ranks + "): " + wrong);
         }
@@ -55,15 +64,24 @@ final class ProcessSets {
                     + " process sets, the most it may have; close sets and make fewer");
         }
         created = id;
-        CollectiveClient client = null;
-        if (ranks.contains(kolo.rank())) {
-            client = kolo.client().openSet(gen, new SetScope(id, ranks));
-            if (client == null) {
-                throw new KoloException("generation " + gen + " ended while process set " + id + " (ranks " + ranks
-                        + ") was created: create it again after rejoin()");
-            }
+        return new Agreed(id, List.copyOf(ranks), gen);
+    }
+
+    /**
+     * Opens this member's side of an agreed set on the job's client.
+     *
+     * @return the set's client, or null when this rank is no member of it
+     */
+    static CollectiveClient open(CollectiveClient jobClient, int rank, Agreed set) {
+        if (!set.ranks().contains(rank)) {
+            return null;
         }
-        return new ProcessSet(kolo, id, ranks, gen, client);
+        CollectiveClient client = jobClient.openSet(set.generation(), new SetScope(set.id(), set.ranks()));
+        if (client == null) {
+            throw new KoloException("generation " + set.generation() + " ended while process set " + set.id()
+                    + " (ranks " + set.ranks() + ") was created: create it again after rejoin()");
+        }
+        return client;
     }
 
     /** Splits the gathered rows [id, n, ranks...] by rank: each list is the id followed by the ranks. */

@@ -59,7 +59,7 @@ public final class AllreduceLoopWorker {
 
     /**
      * The op in flight may fail naming a neighbour that aborted first; ops submitted once membership has seen the
-     * loss fail at once naming the lost rank (ARCHITECTURE.md, failure model). Prints the first such failure as
+     * loss fail at once naming the lost rank (docs/dev/design/failure-model.md). Prints the first such failure as
      * {@code loop named}, or the last one seen when membership has not spoken within 10 s.
      */
     static void reportNamed(Kolo kolo) {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The coordinator's member dies abruptly while the other ranks wait at it in a barrier: the rest agree on one
  * new coordinator, and every survivor's barrier ends with {@link WorkerLostException} instead of waiting for
- * ever (ARCHITECTURE.md, failure model). How fast failover is belongs to benchmarks; this checks what it does.
+ * ever (docs/dev/design/failure-model.md). How fast failover is belongs to benchmarks; this checks what it does.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CoordinatorFailoverTest {

@@ -54,7 +54,7 @@ class HostsCollectivesIT {
                     cmd.addAll(List.of(ChildJvms.java(), "-Xmx256m", "-XX:+UseSerialGC",
                             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                             "-Dorg.slf4j.simpleLogger.log.dev.kolo.runtime.internal.transport.connect.Endpoint=info",
-                            "-Dorg.slf4j.simpleLogger.log.dev.kolo.runtime.internal.dataplane.DataPlanes=info",
+                            "-Dorg.slf4j.simpleLogger.log.dev.kolo.runtime.internal.wiring.DataPlanes=info",
                             "-cp", System.getProperty("java.class.path"), CollectiveCheckWorker.class.getName()));
                     workers.start(cmd, e);
                 }

@@ -6,17 +6,26 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import dev.kolo.testing.ModuleLimits;
+import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
  * The module boundaries, checked on the bytecode of every module (samples depends on all of them): each
  * module's {@code internal} packages are its own (the runtime opens {@code internal.access} to checkpoint and
- * elastic only), and the samples' packages form no cycle.
+ * elastic only), and the samples' packages form no cycle; and the samples held to the limits every module keeps
+ * ({@link ModuleLimits}).
  */
-class SamplesArchitectureTest {
+class SamplesArchitectureTest extends ModuleLimits {
     private static final JavaClasses KOLO = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.kolo");
+
+    @Override
+    protected List<Module> modules() {
+        return List.of(new Module(".", "dev.kolo.samples", null, Set.of()));
+    }
 
     @Test
     void onlyTheRuntimeUsesItsInternals() {

@@ -17,6 +17,7 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
+import dev.kolo.testing.ModuleLimits;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -28,15 +29,31 @@ import org.junit.jupiter.api.Test;
 /**
  * The runtime's package map, checked on its bytecode: the internal packages form no cycle, the data plane
  * knows nothing of the control plane, the internals never reach back to the {@code Kolo} facade, no two classes
- * of different packages use each other, and the public API's signatures show no internal type.
+ * of different packages use each other, and the public API's signatures show no internal type. And the limits every
+ * module keeps ({@link ModuleLimits}), for the runtime and for the kernels below it (which cannot use the runtime's
+ * test support): no main class above 500 lines, no package above 20 files, no import circle between packages, no
+ * class that refers to its creator, no fuzz seeds that no fuzz test reads.
  */
-class ArchitectureTest {
+class ArchitectureTest extends ModuleLimits {
     private static final String INTERNAL = "dev.kolo.runtime.internal";
     /** The packages of the runtime's public API. */
     private static final String[] API_PACKAGES = {"dev.kolo.runtime", "dev.kolo.runtime.train", "dev.kolo.runtime.jvm"};
     private static final JavaClasses RUNTIME = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("dev.kolo.runtime");
+    /**
+     * The public API package may hold more files than the limit: a user finds the API in one package (as
+     * {@code io.vertx.core} and {@code com.hazelcast.core} keep theirs), and splitting it would change the names
+     * programs import.
+     */
+    private static final String API_PACKAGE = "dev.kolo.runtime";
+
+    @Override
+    protected List<Module> modules() {
+        // The kernels sit below the runtime and cannot use its test support: their limits are held here.
+        return List.of(new Module(".", "dev.kolo.runtime", API_PACKAGE, Set.of(API_PACKAGE)),
+                new Module("../kernels", "dev.kolo.kernels", null, Set.of()));
+    }
 
     @Test
     void internalPackagesFormNoCycle() {
@@ -46,7 +63,7 @@ class ArchitectureTest {
     @Test
     void theTransportKnowsNothingAboveIt() {
         // Gloo's layering: the transport moves frames and sets up connections, and knows no collective.
-        usesNone("transport", "cluster", "collectives", "control", "dataplane", "engine", "negotiation", "observability", "security");
+        usesNone("transport", "cluster", "collectives", "control", "wiring", "engine", "negotiation", "observability", "security");
     }
 
     @Test
@@ -57,8 +74,35 @@ class ArchitectureTest {
     }
 
     @Test
+    void theFramesAndThePumpSeeSharedMemoryOnlyThroughTheWireSeam() {
+        // MappedWire is the seam; rings, segments and the upgrade are transport.shm's alone.
+        noClasses().that().resideInAPackage(INTERNAL + ".transport")
+                .should().dependOnClassesThat().resideInAPackage(INTERNAL + ".transport.shm..")
+                .check(RUNTIME);
+    }
+
+    @Test
     void theCollectivesUseOnlyTheTransport() {
-        usesNone("collectives", "cluster", "control", "dataplane", "engine", "negotiation", "observability", "security");
+        usesNone("collectives", "cluster", "control", "wiring", "engine", "negotiation", "observability", "security");
+    }
+
+    @Test
+    void theCollectivesAreLayeredSeamScheduleAlgorithmGeneration() {
+        // The engine and the wiring see the seam (collectives); each package below uses only those before it.
+        com.tngtech.archunit.library.Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("seam").definedBy(INTERNAL + ".collectives")
+                .layer("schedule").definedBy(INTERNAL + ".collectives.schedule")
+                .layer("algorithm").definedBy(INTERNAL + ".collectives.algorithm")
+                .layer("generation").definedBy(INTERNAL + ".collectives.generation")
+                .whereLayer("generation").mayNotBeAccessedByAnyLayer()
+                .whereLayer("algorithm").mayOnlyBeAccessedByLayers("generation")
+                .whereLayer("schedule").mayOnlyBeAccessedByLayers("algorithm", "generation")
+                .check(RUNTIME);
+    }
+
+    @Test
+    void theEngineSeesOnlyTheCollectivesSeam() {
+        usesNone("engine", "collectives.schedule", "collectives.algorithm", "collectives.generation");
     }
 
     @Test
@@ -67,8 +111,8 @@ class ArchitectureTest {
     }
 
     @Test
-    void theDataPlaneBridgeDoesNotDependOnMembershipNegotiationOrTheEngine() {
-        usesNone("dataplane", "cluster", "engine", "negotiation");
+    void theDataPlanesWiringDoesNotDependOnMembershipNegotiationOrTheEngine() {
+        usesNone("wiring", "cluster", "engine", "negotiation");
     }
 
     @Test
@@ -78,12 +122,12 @@ class ArchitectureTest {
 
     @Test
     void theControlWireDependsOnNoOtherInternalPackage() {
-        usesNone("control", "cluster", "dataplane", "engine", "negotiation", "observability", "collectives", "transport", "security");
+        usesNone("control", "cluster", "wiring", "engine", "negotiation", "observability", "collectives", "transport", "security");
     }
 
     @Test
     void observabilityIsUsedByAllAndUsesNoneOfTheMovingParts() {
-        usesNone("observability", "cluster", "dataplane", "engine", "negotiation", "collectives", "transport", "security");
+        usesNone("observability", "cluster", "wiring", "engine", "negotiation", "collectives", "transport", "security");
     }
 
     @Test

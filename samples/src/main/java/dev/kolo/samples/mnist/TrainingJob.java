@@ -55,7 +55,8 @@ public final class TrainingJob {
     public String run(Kolo kolo, PrintStream out) {
         loadData();
         Trainer trainer = new Trainer(kolo, data, settings, out);
-        try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), trainer.sampler(), settings)) {
+        try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), trainer.sampler(), settings,
+                LEAVE_TIMEOUT)) {
             current = state;
             if (leaveRequested) {
                 state.requestLeave();

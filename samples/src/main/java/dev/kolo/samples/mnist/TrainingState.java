@@ -4,6 +4,7 @@ import dev.kolo.elastic.ElasticState;
 import dev.kolo.elastic.data.ElasticSampler;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.train.UpdateRule;
+import java.time.Duration;
 
 /**
  * Everything a training run must keep to continue elsewhere, registered in an {@link ElasticState}: the
@@ -23,10 +24,15 @@ final class TrainingState implements AutoCloseable {
 
     private final ElasticState state;
 
-    TrainingState(Kolo kolo, SampleModel model, UpdateRule rule, ElasticSampler sampler, TrainSettings s) {
+    /**
+     * @param leaveTimeout how long the worker's shutdown hook waits for the loop to leave (the hook is the worker's,
+     *        so the state's own is off)
+     */
+    TrainingState(Kolo kolo, SampleModel model, UpdateRule rule, ElasticSampler sampler, TrainSettings s,
+            Duration leaveTimeout) {
         ElasticState.Builder b = ElasticState.builder(kolo).checkpointEvery(s.checkpointEveryCommits())
                 // The worker's own shutdown hook asks to leave and decides the exit status (see WorkerCommand).
-                .leaveOnSigterm(false, TrainingJob.LEAVE_TIMEOUT);
+                .leaveOnSigterm(false, leaveTimeout);
         if (s.checkpointDir() != null) {
             b.checkpointDirectory(s.checkpointDir());
         }

@@ -57,7 +57,8 @@ class DashboardMetricsTest {
              PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)) {
             Trainer trainer = new Trainer(kolo, data, settings, out);
             TrainResult r;
-            try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), trainer.sampler(), settings)) {
+            try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), trainer.sampler(), settings,
+                    TrainingJob.LEAVE_TIMEOUT)) {
                 r = trainer.run(state);
             }
             assertTrue(r.steps() > 0, r.toString());

@@ -99,7 +99,8 @@ class DataParallelTrainingTest {
             for (Kolo k : job) {
                 runs.add(() -> {
                     Trainer t = new Trainer(k, data, s, out);
-                    try (TrainingState state = new TrainingState(k, t.model(), t.rule(), t.sampler(), s)) {
+                    try (TrainingState state = new TrainingState(k, t.model(), t.rule(), t.sampler(), s,
+                            TrainingJob.LEAVE_TIMEOUT)) {
                         return t.run(state);
                     }
                 });

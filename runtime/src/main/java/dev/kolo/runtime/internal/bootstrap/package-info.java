@@ -9,7 +9,7 @@
  * modules). {@code Regroup} is the elastic rejoin's wait for a new generation.
  *
  * <p>It lives apart from the facade so that {@code Kolo} is the API alone; nothing here uses {@code Kolo}.
- * It wires the other internal packages (cluster, engine, dataplane, observability, security) and is used by
+ * It wires the other internal packages (cluster, engine, wiring, observability, security) and is used by
  * none of them.
  */
 package dev.kolo.runtime.internal.bootstrap;

@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.collectives;
 
+
 import dev.kolo.runtime.Settings;
 
 /**
@@ -7,22 +8,22 @@ import dev.kolo.runtime.Settings;
  * collectives and NCCL choose), one place where measurements, or a tuner, set them. Immutable.
  *
  * <ul>
- *   <li>{@link Algorithm#DIRECT}: every rank sends its vector to every peer, one hop; for tiny buffers on few ranks.
- *   <li>{@link Algorithm#RECURSIVE_DOUBLING}: {@code log2 n} whole-vector exchanges; small buffers.
- *   <li>{@link Algorithm#RABENSEIFNER}: recursive-halving reduce-scatter and recursive-doubling allgather,
+ *   <li>{@link Choice#DIRECT}: every rank sends its vector to every peer, one hop; for tiny buffers on few ranks.
+ *   <li>{@link Choice#RECURSIVE_DOUBLING}: {@code log2 n} whole-vector exchanges; small buffers.
+ *   <li>{@link Choice#RABENSEIFNER}: recursive-halving reduce-scatter and recursive-doubling allgather,
  *       {@code 2 log2 n} steps with the ring's bytes; medium buffers.
- *   <li>{@link Algorithm#RING}: {@code 2(n-1)} pipelined steps between neighbours; large buffers, and every size
+ *   <li>{@link Choice#RING}: {@code 2(n-1)} pipelined steps between neighbours; large buffers, and every size
  *       above the direct exchange at 2 ranks, where the ring already is Rabenseifner's two steps.
  * </ul>
  */
 public final class AllreduceAlgorithms {
-    /** The allreduce algorithms of the data plane. */
-    public enum Algorithm {
+    /** The allreduce algorithms of the data plane, as this table names its choice (the algorithms are the generation's table's). */
+    public enum Choice {
         DIRECT, RECURSIVE_DOUBLING, RABENSEIFNER, RING
     }
 
     /** Largest buffer of the direct exchange: far below the socket buffers, so posting every send first cannot block. */
-    public static final int DIRECT_MAX_BYTES = DirectAllreduce.MAX_BYTES;
+    public static final int DIRECT_MAX_BYTES = 8 * 1024;
     /** Most ranks the direct exchange serves: beyond, its n-1 sends per rank cost more than log2 n steps. */
     public static final int DIRECT_MAX_RANKS = 4;
     /** Largest buffer recursive doubling takes by default ({@code KOLO_RECURSIVE_DOUBLING_MAX_BYTES}): above, sending the whole vector log2 n times costs more. */
@@ -77,17 +78,17 @@ public final class AllreduceAlgorithms {
      * @param contiguous whether the buffer is one buffer (recursive doubling and the direct exchange need one;
      *        a fused batch of tensors' own buffers takes the other two)
      */
-    public Algorithm choose(long bytes, int size, boolean contiguous) {
+    public Choice choose(long bytes, int size, boolean contiguous) {
         if (contiguous && bytes <= directMaxBytes && (size == 2 || size <= directMaxRanks)) {
-            return Algorithm.DIRECT;
+            return Choice.DIRECT;
         }
         if (size == 2) {
-            return Algorithm.RING;
+            return Choice.RING;
         }
         if (contiguous && bytes <= recursiveDoublingMaxBytes) {
-            return Algorithm.RECURSIVE_DOUBLING;
+            return Choice.RECURSIVE_DOUBLING;
         }
-        return bytes <= rabenseifnerMaxBytes ? Algorithm.RABENSEIFNER : Algorithm.RING;
+        return bytes <= rabenseifnerMaxBytes ? Choice.RABENSEIFNER : Choice.RING;
     }
 
     /**

@@ -100,7 +100,7 @@ public interface DataPlane extends AutoCloseable {
     default void idleWakeup() {
     }
 
-    /** How waits for peers poll before they park: see {@code Ring.polling}; no waits without peers. */
+    /** How waits for peers poll before they park: see {@code GenerationDataPlane.polling}; no waits without peers. */
     default void polling(long spinNanos, boolean yield, long spinFirstNanos) {
     }
 

@@ -2,7 +2,7 @@ package dev.kolo.runtime.internal.collectives;
 
 import java.util.Locale;
 
-/** How allreduces span hosts that hold several ranks ({@code KOLO_HIERARCHICAL}); see {@link HierarchicalAllreduce}. */
+/** How allreduces span hosts that hold several ranks ({@code KOLO_HIERARCHICAL}); see {@code algorithm.HierarchicalAllreduce}. */
 public enum Hierarchy {
     /** Within each host, then across hosts with each rank carrying its share of the bytes, then within each host. */
     AUTO,

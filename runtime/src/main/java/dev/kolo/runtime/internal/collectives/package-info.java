@@ -1,12 +1,12 @@
 /**
- * The collectives over a generation's links, one small file per algorithm and its schedule (ring allreduce,
- * reduce-scatter and allgather, chain broadcast, pairwise all-to-all, the direct small allreduce, recursive
- * doubling and Rabenseifner's allreduce, recursive-doubling allgather, binomial broadcast, the agreement rounds'
- * recursive-doubling combine), the table that picks an algorithm by size
- * ({@link dev.kolo.runtime.internal.collectives.AllreduceAlgorithms}), the byte regions they work in, the element-wise arithmetic by the kernels
- * ({@link dev.kolo.runtime.internal.collectives.KernelReducer}), and the
- * {@link dev.kolo.runtime.internal.collectives.DataPlane} the engine runs agreed ops on:
- * {@link dev.kolo.runtime.internal.collectives.Ring} over peer links, or
- * {@link dev.kolo.runtime.internal.collectives.SingleRankDataPlane} for a job of one. Uses the transport only.
+ * The collectives as the engine and the wiring see them (Gloo's algorithms behind one seam): the
+ * {@link dev.kolo.runtime.internal.collectives.DataPlane} the engine runs a generation's agreed ops on, the
+ * element-wise arithmetic ({@link dev.kolo.runtime.internal.collectives.Reducer}, by the kernels in
+ * {@link dev.kolo.runtime.internal.collectives.KernelReducer}), the agreement round's combination rule the engine
+ * supplies ({@link dev.kolo.runtime.internal.collectives.RoundCombiner}), which algorithm takes which size
+ * ({@link dev.kolo.runtime.internal.collectives.AllreduceAlgorithms}), the hierarchy setting, and the data plane of a
+ * job of one ({@link dev.kolo.runtime.internal.collectives.SingleRankDataPlane}). Below it: {@code schedule} (what
+ * algorithms are built of), {@code algorithm} (one small file per algorithm) and {@code generation} (a generation's
+ * data plane over its links); each uses only those before it, and the transport.
  */
 package dev.kolo.runtime.internal.collectives;

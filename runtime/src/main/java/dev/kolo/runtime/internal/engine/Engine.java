@@ -3,7 +3,7 @@ package dev.kolo.runtime.internal.engine;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.Reducer;
-import dev.kolo.runtime.internal.dataplane.DataPlaneFactory;
+import dev.kolo.runtime.internal.wiring.DataPlaneFactory;
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicReference;

@@ -32,7 +32,7 @@ public final class FrameReader {
     /** No byte of the current frame has been read yet. */
     private boolean fresh;
     /** The payload lies in a shared ring and must be given back once used ({@link #release}). */
-    private SharedMemoryWire heldBy;
+    private MappedWire heldBy;
     /** Where the last payload is: the staging buffer (offset 0), or a shared ring's data from an offset. */
     private ByteBuffer payload;
     private int payloadOffset;
@@ -110,14 +110,14 @@ public final class FrameReader {
     public long pump(ScatteringByteChannel ch) throws IOException {
         if (fresh) {
             fresh = false;
-            if (ch instanceof SharedMemoryWire shm) {
+            if (ch instanceof MappedWire shm) {
                 shm.readingFrame();
             }
         }
         if (variable && parts == 1) {
             return pumpVariableHeader(ch);
         }
-        if (inPlace && ch instanceof SharedMemoryWire shm && expectedLength <= shm.capacity()) {
+        if (inPlace && ch instanceof MappedWire shm && expectedLength <= shm.capacity()) {
             return pumpInPlace(shm);
         }
         long n = ch.read(frame, 0, parts);
@@ -151,7 +151,7 @@ public final class FrameReader {
     }
 
     /** The header alone; the payload is ready once the ring holds all of it, and is used there. */
-    private long pumpInPlace(SharedMemoryWire shm) throws IOException {
+    private long pumpInPlace(MappedWire shm) throws IOException {
         long n = 0;
         if (header.hasRemaining()) {
             n = shm.read(frame, 0, 1); // frame[0] is the header

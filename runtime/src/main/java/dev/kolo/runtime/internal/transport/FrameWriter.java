@@ -56,7 +56,7 @@ public final class FrameWriter {
     public long pump(Wire w) throws IOException {
         if (fresh) {
             fresh = false;
-            if (w instanceof SharedMemoryWire shm) {
+            if (w instanceof MappedWire shm) {
                 shm.writingFrame();
             }
         }
@@ -86,7 +86,7 @@ public final class FrameWriter {
             return false; // the frame was reset: its rest is gone
         }
         betweenFrames = false;
-        if (w instanceof SharedMemoryWire shm) {
+        if (w instanceof MappedWire shm) {
             shm.writingFrame();
         }
         ByteBuffer notice = ByteBuffer.allocate(Frame.HEADER_BYTES).order(ByteOrder.LITTLE_ENDIAN);

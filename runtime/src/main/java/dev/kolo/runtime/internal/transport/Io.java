@@ -17,11 +17,11 @@ public final class Io {
     }
 
     public static void readFully(SocketChannel ch, ByteBuffer b, long deadlineNanos) throws IOException {
-        readFully(Wire.plain(ch), b, deadlineNanos);
+        readFully(new PlainWire(ch), b, deadlineNanos);
     }
 
     public static void writeFully(SocketChannel ch, ByteBuffer b, long deadlineNanos) throws IOException {
-        writeFully(Wire.plain(ch), b, deadlineNanos);
+        writeFully(new PlainWire(ch), b, deadlineNanos);
     }
 
     public static void readFully(Wire w, ByteBuffer b, long deadlineNanos) throws IOException {

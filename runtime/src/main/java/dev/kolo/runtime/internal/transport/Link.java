@@ -8,6 +8,8 @@ public final class Link {
     final SocketChannel channel;
     /** What frames are read from and written to: the socket itself, or TLS over it. */
     public final Wire wire;
+    /** The wire when its bytes move through mapped memory, its socket only the doorbell; else null. */
+    final MappedWire mapped;
     public final int peerRank;
     public final String peerHost;
     public final FrameWriter out = new FrameWriter();
@@ -18,6 +20,7 @@ public final class Link {
     public Link(Wire wire, int peerRank, String peerHost) {
         this.wire = wire;
         this.channel = wire.socket();
+        this.mapped = wire instanceof MappedWire m ? m : null;
         if (wire instanceof TlsWire tls) {
             tls.growForBulk(); // allocated here, on the setup path: the ops reuse these buffers
         }

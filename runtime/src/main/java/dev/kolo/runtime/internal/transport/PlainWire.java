@@ -8,7 +8,7 @@ import java.nio.channels.SocketChannel;
 public final class PlainWire implements Wire {
     private final SocketChannel ch;
 
-    PlainWire(SocketChannel ch) {
+    public PlainWire(SocketChannel ch) {
         this.ch = ch;
     }
 

@@ -49,7 +49,7 @@ public final class TlsWire implements Wire {
     private ByteBuffer netIn; // read mode: received, not yet decrypted
     private ByteBuffer netOut; // read mode: encrypted, not yet sent
     private ByteBuffer appIn; // read mode: decrypted, not yet delivered
-    private final ByteBuffer[] one = new ByteBuffer[1];
+    private final OneBuffer one = new OneBuffer();
     private boolean handshaken;
     private boolean firstWordKnown;
     private int firstWord;
@@ -414,21 +414,11 @@ public final class TlsWire implements Wire {
 
     @Override
     public int read(ByteBuffer dst) throws IOException {
-        one[0] = dst;
-        try {
-            return (int) read(one, 0, 1);
-        } finally {
-            one[0] = null;
-        }
+        return one.read(this, dst);
     }
 
     @Override
     public int write(ByteBuffer src) throws IOException {
-        one[0] = src;
-        try {
-            return (int) write(one, 0, 1);
-        } finally {
-            one[0] = null;
-        }
+        return one.write(this, src);
     }
 }

@@ -7,108 +7,64 @@ import java.nio.ByteOrder;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * Moves a {@link Schedule}'s frames over non-blocking sockets on the calling thread. One loop pumps the
- * send and the receive stream alternately, so both directions of the ring stay busy (the kernel keeps
- * receiving into the socket buffer while this thread reduces), and it parks in the selector only when
- * neither can move. No thread hand-off on the critical path, which is what keeps small-op latency low, and
- * no allocation per op or per chunk.
+ * One generation's links as the collectives use them (Gloo's pairs behind one face): ops run their schedules here
+ * ({@link #run}, pumped by a {@link FramePump} on the calling thread), the threads that run no op wait here for a
+ * peer to start one ({@link #awaitIncoming}, {@link #idleWait}), and the generation ends here ({@link #abort},
+ * {@link #release}). How a wait polls is its {@link IdleStrategy}; which rank a failure lost, {@link PeerLoss}.
  *
  * <p>Deadlines: the selector wait is bounded by the time left before the progress deadline; {@link #abort}
  * from any thread closes every socket and wakes the loop at once.
  */
 public final class Transport {
-    private static final Consumer<SelectionKey> IGNORE = k -> { };
-
     public final long generation;
     public final int rank;
     public final int size;
     public final ByteBuffer staging;
-    private final Selector selector;
-    /**
-     * Watches every link for incoming bytes while no op runs, for a thread that waits without owning the ring
-     * (the worker's collective thread while a caller may drive ops): separate from {@link #selector}, so the
-     * two never contend for one selector and its interest sets are never changed under it.
-     */
-    private final Selector idleSelector;
-    private final long progressTimeoutNanos;
-    private volatile WorkerLostException abortCause;
-    /** Peers that announced their close (rare, read only when a link fails). */
-    private final java.util.Set<Integer> closingPeers = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Test hook: after this many frames sent by one op, the rank "crashes" (closes all sockets abruptly). */
-    public volatile int crashAfterFrames = -1;
-
-    private final Link[] links; // every link of this generation, for abort
-    private int linkCount;
-    /** How long a wait polls after the last progress before it parks; 0 parks at once. */
-    private volatile long spinNanos;
-    /** The polling time of the op in progress: {@link #spinNanos}, or 0 for a bulk op when ranks share cores. */
-    private long opSpinNanos;
-    /**
-     * Largest op that polls when ranks share cores and some link is a socket. Above it the waits are for the kernel
-     * to copy bulk data, and a rank that polls takes the core its peers need for exactly that (measured at np 4 on 2
-     * cores over TCP: 64 MiB busbw 0.78 GB/s polling, 1.22 parking).
-     */
-    static final long SHARED_POLL_MAX_BYTES = 1 << 20;
-    /**
-     * Every link is shared memory: the peers copy their bytes themselves, so a rank that polls takes nothing the
-     * kernel needs, and bulk ops poll as small ones do (measured at np 2 and 4 on 2 cores: 1-64 MiB 10-30% faster
-     * than parking at once).
-     */
-    private boolean onlyShared = true;
-    /** Poll by yielding the core (ranks outnumber cores) rather than by spinning on it. */
-    private volatile boolean yieldWhilePolling;
-    /** While yielding, the first nanoseconds of each wait spin all the same (each rank has a core of its own). */
-    private volatile long spinFirstNanos;
-    /** A socket link's bytes (or end) woke the owner's {@link #awaitIncoming}; shared-memory wake-ups do not count. */
+    private final LinkWatch watch;
+    private final IdleStrategy idle = new IdleStrategy();
+    private final PeerLoss loss;
+    private final FramePump pump;
+    /** A socket link's bytes (or end) woke the owner's {@link #awaitIncoming}; mapped wake-ups do not count. */
     private boolean ownerIncoming;
-    private final Consumer<SelectionKey> markOwnerIncoming = k -> ownerIncoming |= !sharedMemory(k);
+    private final Consumer<SelectionKey> markOwnerIncoming = k -> ownerIncoming |= !LinkWatch.mapped(k);
     /** The same for {@link #idleWait}, on its own thread. */
     private boolean idleIncoming;
-    private final Consumer<SelectionKey> markIdleIncoming = k -> idleIncoming |= !sharedMemory(k);
-    /** Whether some link runs over shared memory: only then do waits announce themselves and drain wake-ups. */
-    private boolean sharedLinks;
-    /** The op's thread is parked (or about to) on shared-memory links: a wake-up the idle thread took is its too. */
-    private volatile boolean ownerParking;
-    /** The idle thread waits on shared-memory links: a wake-up the op's thread took may have been its. */
-    private volatile boolean idleWaiting;
-    /** Where each thread reads the wake-up bytes it discards. */
-    private final ByteBuffer ownerScratch = ByteBuffer.allocateDirect(64);
-    private final ByteBuffer idleScratch = ByteBuffer.allocateDirect(64);
+    private final Consumer<SelectionKey> markIdleIncoming = k -> idleIncoming |= !LinkWatch.mapped(k);
     /**
-     * Threads inside a method that touches the links' shared memory, plus {@link #RELEASED} once the segments may be
+     * Threads inside a method that touches the links' mapped memory, plus {@link #RELEASED} once the segments may be
      * unmapped: unmapping memory a thread still reads would crash the process, so it waits for them to leave.
      */
-    private final java.util.concurrent.atomic.AtomicInteger users = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger users = new AtomicInteger();
     private static final int RELEASED = 1 << 30;
+    private static final long RELEASE_POLL_NANOS = 1_000_000;
+    private final List<AutoCloseable> released = new ArrayList<>();
 
     public Transport(long generation, int rank, int size, int chunkBytes, long progressTimeoutNanos) throws IOException {
         this.generation = generation;
         this.rank = rank;
         this.size = size;
-        this.progressTimeoutNanos = progressTimeoutNanos;
         this.staging = ByteBuffer.allocateDirect(chunkBytes).order(ByteOrder.LITTLE_ENDIAN);
-        this.selector = Selector.open();
-        this.idleSelector = Selector.open();
-        this.links = new Link[2 * size];
+        this.watch = new LinkWatch(size);
+        this.loss = new PeerLoss(watch, generation, rank, size);
+        this.pump = new FramePump(watch, loss, idle, generation, progressTimeoutNanos, this::crashForTest);
     }
 
-    /** Takes ownership of an established link and watches it with this transport's selector. */
+    /** Takes ownership of an established link and watches it with this transport's selectors. */
     public synchronized void add(Link link) throws IOException {
-        if (abortCause != null) {
+        if (watch.abortCause != null) {
             link.close();
-            throw copy(abortCause);
+            throw copy(watch.abortCause);
         }
-        link.channel.configureBlocking(false);
-        link.registered(link.channel.register(selector, 0, link));
-        link.channel.register(idleSelector, SelectionKey.OP_READ, link);
-        links[linkCount++] = link;
-        sharedLinks |= link.wire.sharedMemory();
-        onlyShared &= link.wire.sharedMemory();
+        watch.add(link);
+        idle.linkAdded(link.mapped != null);
     }
 
     /**
@@ -122,377 +78,15 @@ public final class Transport {
             throw new WorkerLostException("the data connections of generation " + generation + " are released", -1, null);
         }
         try {
-            pump(s, sendLink, recvLink, seq);
+            pump.run(s, sendLink, recvLink, seq);
         } finally {
             exit();
         }
     }
 
-    private void pump(Schedule s, Link sendLink, Link recvLink, long seq) {
-        int sent = 0;
-        int received = 0;
-        boolean writing = false;
-        boolean reading = false;
-        boolean writeBlocked = false;
-        int crashAfter = crashAfterFrames;
-        // The progress deadline and the spin window count from the first look that found nothing to do after the
-        // last progress: the clock is read only when the op waits (a reading costs 25 ns; a small op, 1 us).
-        long lastProgress = 0;
-        boolean waiting = false;
-        Link current = recvLink;
-        try {
-            while (sent < s.sendUnits || received < s.recvUnits) {
-                checkAbort();
-                boolean progressed = false;
-                // The send first: a look at the peer's empty ring before it would pull the line of the peer's cursor
-                // to this core just as the peer writes it, and delay this rank's own frame (probes on a 4-byte round at
-                // np 2 over shared memory, from the start to the frame sent: 220 ns receiving first, 160 sending first).
-                if (sent < s.sendUnits && (writing || s.sendReady(sent, received))) {
-                    current = sendLink;
-                    FrameWriter out = sendLink.out;
-                    if (!writing) {
-                        if (sent == crashAfter) {
-                            crashForTest();
-                        }
-                        s.beginSend(sent, out, generation, seq);
-                        writing = true;
-                    }
-                    long n = out.pump(sendLink.wire);
-                    writeBlocked = n == 0;
-                    if (n > 0) {
-                        progressed = true;
-                    }
-                    if (!out.busy()) {
-                        sent++;
-                        writing = false;
-                    }
-                }
-                if (received < s.recvUnits) {
-                    current = recvLink;
-                    FrameReader in = recvLink.in;
-                    if (!reading) {
-                        s.beginRecv(received, in);
-                        reading = true;
-                    }
-                    long n = in.pump(recvLink.wire);
-                    if (n < 0) {
-                        throw lost(recvLink, "closed the connection", seq, null);
-                    }
-                    if (n > 0) {
-                        progressed = true;
-                    }
-                    if (in.headerComplete()) {
-                        int noticed = in.noticedLostRank(generation);
-                        if (noticed != Frame.NOT_A_NOTICE) {
-                            throw noticedLoss(recvLink, noticed, seq);
-                        }
-                        // Checked before the payload is used (reduced, or counted as received).
-                        String mismatch = in.check(generation, seq, received);
-                        if (mismatch != null) {
-                            throw new RingProtocolException("data-plane protocol error from rank " + recvLink.peerRank
-                                    + " (" + recvLink.peerHost + ") in generation " + generation + ": " + mismatch,
-                                    recvLink.peerRank, recvLink.peerHost);
-                        }
-                    }
-                    if (!in.busy()) {
-                        s.received(received);
-                        in.release();
-                        received++;
-                        reading = false;
-                        progressed = true; // a payload used in place completes its frame without a byte read now
-                    }
-                }
-                if (progressed) {
-                    waiting = false;
-                } else {
-                    if (!waiting) {
-                        lastProgress = System.nanoTime();
-                        waiting = true;
-                    }
-                    lastProgress = await(sendLink, writing && writeBlocked, recvLink, received < s.recvUnits,
-                            lastProgress, seq);
-                }
-            }
-        } catch (IOException e) {
-            WorkerLostException named = noticeOn(current, seq);
-            if (named == null && current == sendLink && recvLink != sendLink) {
-                named = noticeOn(recvLink, seq); // the upstream peer may know more: its notice came first
-            }
-            throw tellPeers(named != null ? named : lostOrAborted(current, e, seq));
-        } catch (RingProtocolException e) {
-            throw tellPeers(e);
-        } catch (WorkerLostException e) {
-            // A connection closed, stalled or was aborted. A closed upstream may have gone because the rank this
-            // one sends to was lost first: that rank's notice, if it left one, names the rank to report.
-            WorkerLostException named = current == recvLink && sendLink != recvLink ? noticeOn(sendLink, seq) : null;
-            throw tellPeers(named != null ? named : e);
-        } catch (ClosedSelectorException | CancelledKeyException e) {
-            // Only abort closes the selector or cancels keys: report its cause.
-            WorkerLostException cause = abortCause;
-            throw cause != null ? copy(cause) : lost(current, "was closed (" + e + ")", seq, e);
-        } finally {
-            if (sendLink != null) {
-                sendLink.out.reset();
-            }
-            if (recvLink != null) {
-                recvLink.in.reset();
-                if (recvLink.wire instanceof SharedMemoryWire shm) {
-                    shm.streaming();
-                }
-            }
-        }
-    }
-
-    /**
-     * Before this rank's failed op aborts the generation: tells each peer which rank was lost, so that a peer
-     * which learns of the failure only because this rank's connections close names that rank rather than this
-     * one. A frame cut short is finished first (a notice can only follow a whole frame), the whole within
-     * {@link #NOTICE_DEADLINE_NANOS}; a peer that cannot take it learns from the closed connection. Nothing is
-     * told when the generation was aborted already: the abort closed the connections.
-     *
-     * @return {@code cause}
-     */
-    private WorkerLostException tellPeers(WorkerLostException cause) {
-        if (abortCause != null) {
-            return cause;
-        }
-        long deadline = System.nanoTime() + NOTICE_DEADLINE_NANOS;
-        for (int i = 0; i < linkCount; i++) {
-            Link l = links[i];
-            if (l.peerRank != cause.lostRank()) {
-                try {
-                    l.out.notice(l.wire, generation, cause.lostRank(), deadline);
-                } catch (IOException | RuntimeException ignored) {
-                    // that peer is gone or going too: it learns from the closed connection
-                }
-            }
-        }
-        return cause;
-    }
-
-    /** The longest a failed op spends telling its peers why: a fraction of any progress timeout. */
-    static final long NOTICE_DEADLINE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
-    /**
-     * A failed link's last words: when its stream is between frames (this rank's reader of it, that is) and the
-     * next header already came, whether it is the peer's abort notice; the lost rank it names is then the one
-     * to report. Reads a header at most, without waiting.
-     *
-     * @return the loss to report, or null when no notice can be read
-     */
-    private WorkerLostException noticeOn(Link link, long seq) {
-        if (link == null || !link.in.betweenFrames()) {
-            return null;
-        }
-        FrameReader in = link.in;
-        try {
-            in.beginSlices(0);
-            while (in.busy()) {
-                if (in.pump(link.wire) <= 0) {
-                    return null;
-                }
-            }
-            int noticed = in.noticedLostRank(generation);
-            return noticed == Frame.NOT_A_NOTICE ? null : noticedLoss(link, noticed, seq);
-        } catch (IOException e) {
-            return null;
-        } finally {
-            in.reset();
-        }
-    }
-
-    /**
-     * The peer on {@code link} sent an abort notice: its op failed because it lost {@code lostRank} (-1: it knew
-     * no rank). That rank is the one to name, not the messenger, whose connections close next.
-     */
-    private WorkerLostException noticedLoss(Link link, int lostRank, long seq) {
-        WorkerLostException cause = abortCause;
-        if (cause != null) {
-            return copy(cause);
-        }
-        String where = " during op " + seq + " of generation " + generation + " (this rank " + rank + " of " + size + ")";
-        String from = "rank " + link.peerRank + " (" + link.peerHost + ")";
-        if (lostRank < 0 || lostRank == rank) {
-            return new WorkerLostException(from + " aborted generation " + generation + " after its op failed" + where,
-                    -1, null);
-        }
-        String host = hostOf(lostRank);
-        return new WorkerLostException("rank " + lostRank + (host != null ? " (" + host + ")" : "") + " was lost: "
-                + from + " aborted its op for that loss" + where, lostRank, host);
-    }
-
-    /** @return the host of {@code peerRank} if this rank has a connection to it, else null */
-    private String hostOf(int peerRank) {
-        for (int i = 0; i < linkCount; i++) {
-            if (links[i].peerRank == peerRank) {
-                return links[i].peerHost;
-            }
-        }
-        return null;
-    }
-
-    /** Parks until a wanted socket is ready, the deadline passes or the transport is aborted. */
-    private long await(Link sendLink, boolean wantWrite, Link recvLink, boolean wantRead, long lastProgress, long seq)
-            throws IOException {
-        // Links not involved now must not wake us: a level-triggered readiness left over from an earlier
-        // wait (a frame already queued for a later step) would turn this wait into a busy loop.
-        for (int i = 0; i < linkCount; i++) {
-            Link l = links[i];
-            if (l != sendLink && l != recvLink) {
-                l.interest(0);
-            }
-        }
-        if (sendLink == recvLink) {
-            sendLink.interest(interestOf(sendLink, wantWrite, wantRead));
-        } else {
-            if (sendLink != null) {
-                sendLink.interest(interestOf(sendLink, wantWrite, false));
-            }
-            if (recvLink != null) {
-                recvLink.interest(interestOf(recvLink, false, wantRead));
-            }
-        }
-        // Blame the peer we wait for: the right one if it stopped draining our writes, else the left one.
-        Link culprit = wantWrite || recvLink == null ? sendLink : recvLink;
-        if (!sharedLinks) {
-            return park(culprit, lastProgress, seq);
-        }
-        Link shmSend = wantWrite && sendLink.wire.sharedMemory() ? sendLink : null;
-        Link shmRecv = wantRead && recvLink.wire.sharedMemory() ? recvLink : null;
-        // A wait on shared memory alone polls even in a bulk op of a generation with sockets (a hierarchical
-        // allreduce's phases within a host): no kernel copy needs the core.
-        boolean socketWait = wantWrite && shmSend == null || wantRead && shmRecv == null;
-        return parkShared(culprit, lastProgress, seq, shmSend, shmRecv, socketWait ? opSpinNanos : spinNanos);
-    }
-
-    /**
-     * The socket readiness a wait needs: for a shared-memory wire, readable (a wake-up or the peer's end) whichever
-     * way it waits, since its bytes and its room are in the rings.
-     */
-    private static int interestOf(Link l, boolean write, boolean read) {
-        if (l.wire.sharedMemory()) {
-            return write || read ? SelectionKey.OP_READ : 0;
-        }
-        return (write ? SelectionKey.OP_WRITE : 0) | (read ? SelectionKey.OP_READ : 0);
-    }
-
-    /**
-     * {@link #park} when the op waits on shared-memory wires: once polling ({@code spin}) is over, it announces
-     * the wait in their rings and looks once more before it parks (a peer that moves a cursor after the
-     * announcement rings the doorbell), and consumes the wake-ups afterwards.
-     */
-    private long parkShared(Link culprit, long lastProgress, long seq, Link shmSend, Link shmRecv, long spin)
-            throws IOException {
-        if (shmSend == null && shmRecv == null) {
-            return park(culprit, lastProgress, seq);
-        }
-        long waited = System.nanoTime() - lastProgress;
-        if (waited < spin) {
-            poll(waited); // decided on this one reading of the clock: a park must announce itself first
-            return lastProgress;
-        }
-        if (waited >= progressTimeoutNanos) {
-            throw lost(culprit, "made no progress for " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms", seq, null);
-        }
-        ownerParking = true;
-        boolean ready = false;
-        try {
-            if (shmSend != null) {
-                ready = shmSend.wire.waitForRoom(1);
-            }
-            if (shmRecv != null) {
-                ready |= shmRecv.wire.waitForBytes(1);
-            }
-            if (!ready && !readAhead()) {
-                select(progressTimeoutNanos - waited);
-            }
-        } finally {
-            ownerParking = false;
-            if (shmSend != null) {
-                shmSend.wire.waitForRoom(-1);
-            }
-            if (shmRecv != null) {
-                shmRecv.wire.waitForBytes(-1);
-            }
-            drainOwner(shmSend);
-            if (shmRecv != shmSend) {
-                drainOwner(shmRecv);
-            }
-        }
-        return lastProgress;
-    }
-
-    /** The op's thread consumes a shared-memory link's wake-ups; if it took the idle thread's, that one looks again. */
-    private void drainOwner(Link l) {
-        if (l != null && l.wire.drainWakeups(ownerScratch) && idleWaiting) {
-            idleSelector.wakeup();
-        }
-    }
-
-    /**
-     * Waits for a socket whose interest the caller has set: polls for {@link #spinNanos} after the last
-     * progress (the peer's bytes are usually microseconds away; a parked thread takes tens to wake), then
-     * parks in the selector until one is ready, the progress deadline passes or the transport is aborted.
-     *
-     * @param culprit the link to blame when nothing moves before the deadline
-     * @return {@code lastProgress}, unchanged
-     */
-    public long park(Link culprit, long lastProgress, long seq) throws IOException {
-        long waited = System.nanoTime() - lastProgress;
-        if (waited < opSpinNanos) {
-            poll(waited);
-            return lastProgress;
-        }
-        if (waited >= progressTimeoutNanos) {
-            throw lost(culprit, "made no progress for " + TimeUnit.NANOSECONDS.toMillis(waited) + " ms", seq, null);
-        }
-        if (readAhead()) {
-            return lastProgress; // the socket will not wake us for bytes a TLS wire already took off it
-        }
-        select(progressTimeoutNanos - waited);
-        return lastProgress;
-    }
-
-    /** Parks in the op's selector for at most {@code nanos}. */
-    private void select(long nanos) throws IOException {
-        // An interrupted thread's select returns at once, so this wait would spin until the op ends: the op
-        // cannot be left half done (the peers are in it), so the interrupt is held over the select and kept.
-        boolean interrupted = Thread.interrupted();
-        try {
-            selector.select(IGNORE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos) + 1));
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /**
-     * @return whether a link the op waits to read from holds bytes in its wire (a TLS record read together
-     *         with the previous one). The op's pumps read every such link before they park, so this is a
-     *         guard for the parking wait alone: only links with read interest count, whose pumps consume what it
-     *         reports, so it does not spin.
-     */
-    private boolean readAhead() {
-        for (int i = 0; i < linkCount; i++) {
-            Link l = links[i];
-            if (l.wantsRead() && !l.wire.sharedMemory() && l.wire.hasBuffered()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * One step of a polling wait, {@code waited} nanoseconds into it: spin on the core, or give it up when the ranks
-     * fill the cores (after {@link #spinFirstNanos}).
-     */
-    private void poll(long waited) {
-        if (yieldWhilePolling && waited >= spinFirstNanos) {
-            Thread.yield();
-        } else {
-            Thread.onSpinWait();
-        }
+    /** An op's wait for {@code culprit}'s socket, as the pump waits (for tests of the waits). */
+    long park(Link culprit, long lastProgress, long seq) throws IOException {
+        return pump.park(culprit, lastProgress, seq);
     }
 
     /**
@@ -516,11 +110,11 @@ public final class Transport {
     }
 
     private boolean awaitIncomingEntered(Link[] links, long timeoutNanos) throws IOException {
-        if (anyBuffered(links, links.length)) {
+        if (LinkWatch.anyBuffered(links, links.length)) {
             return true;
         }
-        for (int i = 0; i < linkCount; i++) {
-            this.links[i].interest(0);
+        for (int i = 0; i < watch.count; i++) {
+            watch.links[i].interest(0);
         }
         for (Link l : links) {
             if (l != null) {
@@ -531,52 +125,36 @@ public final class Transport {
         boolean parks = timeoutNanos > 0;
         boolean ready = false;
         try {
-            if (parks && sharedLinks) {
-                ownerParking = true;
-                ready = announce(links, links.length, 1);
+            if (parks && watch.mapped) {
+                watch.ownerParking = true;
+                ready = LinkWatch.announce(links, links.length, 1);
             }
             if (ready) {
                 return true;
             }
             if (parks) {
-                selector.select(markOwnerIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+                watch.selector.select(markOwnerIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
             } else {
-                selector.selectNow(markOwnerIncoming);
+                watch.selector.selectNow(markOwnerIncoming);
             }
         } catch (ClosedSelectorException | CancelledKeyException e) {
             checkAbort();
             throw e;
         } finally {
-            if (parks && sharedLinks) {
-                ownerParking = false;
-                announce(links, links.length, -1);
+            if (parks && watch.mapped) {
+                watch.ownerParking = false;
+                LinkWatch.announce(links, links.length, -1);
             }
         }
-        if (sharedLinks) {
+        if (watch.mapped) {
             for (Link l : links) {
-                if (l != null && l.wire.sharedMemory()) {
-                    drainOwner(l);
+                if (l != null && l.mapped != null) {
+                    watch.drainOwner(l);
                 }
             }
-            return ownerIncoming || anyBuffered(links, links.length);
+            return ownerIncoming || LinkWatch.anyBuffered(links, links.length);
         }
         return ownerIncoming;
-    }
-
-    /**
-     * Raises (+1) or lowers (-1) the bytes-wait counters of the shared-memory links among {@code links[0, n)}.
-     *
-     * @return on raising, whether one of them has bytes (or its peer's end) already: then do not park
-     */
-    private static boolean announce(Link[] links, int n, int delta) {
-        boolean ready = false;
-        for (int i = 0; i < n; i++) {
-            Link l = links[i];
-            if (l != null && l.wire.sharedMemory()) {
-                ready |= l.wire.waitForBytes(delta);
-            }
-        }
-        return ready;
     }
 
     /**
@@ -584,7 +162,7 @@ public final class Transport {
      * link (a peer started an op, or a connection ended) or for {@link #idleWakeup}. A message a TLS wire
      * already holds ends it at once: the socket would never report it, and the peer waits for our answer.
      * The wires are read without the ring's lock (see {@link #anyBufferedUnlocked}); an op running meanwhile
-     * on another thread may only make this return early, which is harmless. On shared-memory links it announces
+     * on another thread may only make this return early, which is harmless. On mapped links it announces
      * itself as the op's thread does and consumes the wake-ups it wakes for; if the op's thread parks meanwhile,
      * that one is woken to look again, since the wake-up it waited for may have been this one.
      *
@@ -602,31 +180,33 @@ public final class Transport {
             idleIncoming = false;
             boolean ready = false;
             try {
-                if (sharedLinks) {
-                    idleWaiting = true;
-                    ready = announce(links, linkCount, 1);
+                if (watch.mapped) {
+                    watch.idleWaiting = true;
+                    ready = LinkWatch.announce(watch.links, watch.count, 1);
                 }
                 if (!ready) {
-                    idleSelector.select(markIdleIncoming, Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+                    watch.idleSelector.select(markIdleIncoming,
+                            Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
                 }
             } catch (ClosedSelectorException | CancelledKeyException e) {
                 checkAbort();
                 throw e;
             } finally {
-                if (sharedLinks) {
-                    idleWaiting = false;
-                    announce(links, linkCount, -1);
+                if (watch.mapped) {
+                    watch.idleWaiting = false;
+                    LinkWatch.announce(watch.links, watch.count, -1);
                 }
             }
-            if (!sharedLinks) {
+            if (!watch.mapped) {
                 return idleIncoming;
             }
             boolean woke = false;
-            for (int i = 0; i < linkCount; i++) {
-                woke |= links[i].wire.sharedMemory() && links[i].wire.drainWakeups(idleScratch);
+            for (int i = 0; i < watch.count; i++) {
+                Link l = watch.links[i];
+                woke |= l.mapped != null && l.mapped.drainWakeups(watch.idleScratch);
             }
-            if (woke && ownerParking) {
-                selector.wakeup();
+            if (woke && watch.ownerParking) {
+                watch.selector.wakeup();
             }
             return idleIncoming || anyBufferedUnlocked();
         } finally {
@@ -635,80 +215,40 @@ public final class Transport {
     }
 
     /**
-     * {@link #anyBuffered} from a thread that does not hold the ring: an op on another thread may move a wire's
-     * buffers while they are looked at (a read then finds an index past a limit that just moved). That op is
+     * {@link LinkWatch#anyBuffered} from a thread that does not hold the ring: an op on another thread may move a
+     * wire's buffers while they are looked at (a read then finds an index past a limit that just moved). That op is
      * reading the links anyway, so the answer is "look again": true.
      */
     private boolean anyBufferedUnlocked() {
         try {
-            return anyBuffered(links, linkCount);
+            return LinkWatch.anyBuffered(watch.links, watch.count);
         } catch (IndexOutOfBoundsException e) {
             return true;
         }
     }
 
-    /** @return whether a read of one of {@code links[0, n)} would deliver bytes its wire already holds */
-    private static boolean anyBuffered(Link[] links, int n) {
-        for (int i = 0; i < n; i++) {
-            Link l = links[i];
-            if (l != null && l.wire.hasBuffered()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     /** Ends an {@link #awaitIncoming} (or an op's wait for its sockets) now, from any thread. */
     public void wakeup() {
-        selector.wakeup();
+        watch.selector.wakeup();
     }
 
     /** Ends an {@link #idleWait} now, from any thread. */
     public void idleWakeup() {
-        idleSelector.wakeup();
+        watch.idleSelector.wakeup();
     }
 
     public void checkAbort() {
-        WorkerLostException cause = abortCause;
-        if (cause != null) {
-            throw copy(cause);
-        }
-    }
-
-    public WorkerLostException lostOrAborted(Link link, IOException e, long seq) {
-        WorkerLostException cause = abortCause;
-        if (cause != null) {
-            return copy(cause);
-        }
-        if (e instanceof javax.net.ssl.SSLException) {
-            // A record that fails to decrypt or verify: altered on the path, or not from the peer it claims.
-            return lost(link, "broke TLS (" + e.getMessage() + "): its records were altered on the path or do not "
-                    + "come from a worker holding a certificate of the job's KOLO_TLS_CA", seq, e);
-        }
-        return lost(link, "failed (" + e + ")", seq, e);
-    }
-
-    public WorkerLostException lost(Link link, String what, long seq, Throwable cause) {
-        String where = " during op " + seq + " of generation " + generation + " (this rank " + rank + " of " + size + ")";
-        WorkerLostException e = closing(link.peerRank)
-                ? new WorkerLostException("rank " + link.peerRank + " (" + link.peerHost + ") closed (its program called "
-                        + "close): its data connection ended" + where, link.peerRank, link.peerHost)
-                : new WorkerLostException("data connection to rank " + link.peerRank + " (" + link.peerHost + ") "
-                        + what + where, link.peerRank, link.peerHost);
-        if (cause != null) {
-            e.initCause(cause);
-        }
-        return e;
+        watch.checkAbort();
     }
 
     /** Rank {@code peer} announced its close: a failure of its links from now on is that close, not a loss. */
     public void peerClosing(int peer) {
-        closingPeers.add(peer);
+        loss.peerClosing(peer);
     }
 
     /** @return whether rank {@code peer} announced its close; any thread */
     public boolean closing(int peer) {
-        return closingPeers.contains(peer);
+        return loss.closing(peer);
     }
 
     /**
@@ -721,12 +261,12 @@ public final class Transport {
         Link[] toClose;
         int n;
         synchronized (this) {
-            if (abortCause != null) {
-                return abortCause;
+            if (watch.abortCause != null) {
+                return watch.abortCause;
             }
-            abortCause = cause;
-            toClose = links;
-            n = linkCount;
+            watch.abortCause = cause;
+            toClose = watch.links;
+            n = watch.count;
         }
         for (int i = 0; i < n; i++) {
             toClose[i].close();
@@ -737,34 +277,41 @@ public final class Transport {
         return cause;
     }
 
-    /**
-     * Sets how long waits poll before parking, and how. Polling saves the wake-up of a parked thread (tens of
-     * microseconds) but spinning steals the CPU a peer on the same core needs to produce what is waited for
-     * (measured: 2-3x slower at np 4 on 2 cores): spin only when every rank on the host has a core of its own,
-     * else yield the core while polling, after the first {@code spinFirstNanos} of each wait.
-     */
+    /** Sets how long waits poll before parking, and how: see {@link IdleStrategy}. */
     public void polling(long spinNanos, boolean yield, long spinFirstNanos) {
-        this.spinNanos = Math.max(0, spinNanos);
-        this.yieldWhilePolling = yield;
-        this.spinFirstNanos = Math.max(0, spinFirstNanos);
-        this.opSpinNanos = this.spinNanos;
+        idle.configure(spinNanos, yield, spinFirstNanos);
     }
 
     /** The next op moves about {@code bytes}: it polls or parks accordingly (on the op thread). */
     public void beginOp(long bytes) {
-        opSpinNanos = yieldWhilePolling && bytes > SHARED_POLL_MAX_BYTES && !onlyShared ? 0 : spinNanos;
+        idle.beginOp(bytes);
     }
 
     public WorkerLostException abortCause() {
-        return abortCause;
+        return watch.abortCause;
     }
 
     public void closeSelector() {
-        Io.closeQuietly(selector);
-        Io.closeQuietly(idleSelector);
+        watch.closeSelectors();
     }
 
-    /** Closes {@code resource} (a link's shared memory) in {@link #release}, once no thread uses the links. */
+    /** Test hook: this rank closes all its sockets abruptly once it has sent {@code frames} frames of an op. */
+    public void crashAfterFrames(int frames) {
+        pump.crashAfterFrames = frames;
+    }
+
+    private void crashForTest() {
+        for (int i = 0; i < watch.count; i++) {
+            try {
+                watch.links[i].channel.setOption(java.net.StandardSocketOptions.SO_LINGER, 0); // RST, like a killed process
+            } catch (IOException | RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+        abort(new WorkerLostException("rank " + rank + " crashed (test fault injection)", rank, "localhost"));
+    }
+
+    /** Closes {@code resource} (a link's mapped memory) in {@link #release}, once no thread uses the links. */
     public synchronized void releaseWith(AutoCloseable resource) {
         released.add(resource);
     }
@@ -785,22 +332,18 @@ public final class Transport {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            java.util.concurrent.locks.LockSupport.parkNanos(RELEASE_POLL_NANOS);
+            LockSupport.parkNanos(RELEASE_POLL_NANOS);
         }
-        java.util.List<AutoCloseable> toClose;
+        List<AutoCloseable> toClose;
         synchronized (this) {
-            toClose = new java.util.ArrayList<>(released);
+            toClose = new ArrayList<>(released);
             released.clear();
         }
         toClose.forEach(Io::closeQuietly);
         return true;
     }
 
-    private static final long RELEASE_POLL_NANOS = 1_000_000;
-
-    private final java.util.List<AutoCloseable> released = new java.util.ArrayList<>();
-
-    /** A thread enters a method that may touch shared memory. @return false once {@link #release}d: do not touch it */
+    /** A thread enters a method that may touch mapped memory. @return false once {@link #release}d: do not touch it */
     private boolean enter() {
         if (users.incrementAndGet() >= RELEASED) {
             users.decrementAndGet();
@@ -813,27 +356,8 @@ public final class Transport {
         users.decrementAndGet();
     }
 
-    private static boolean sharedMemory(SelectionKey k) {
-        return k.attachment() instanceof Link l && l.wire.sharedMemory();
-    }
-
-    private void crashForTest() {
-        for (int i = 0; i < linkCount; i++) {
-            try {
-                links[i].channel.setOption(java.net.StandardSocketOptions.SO_LINGER, 0); // RST, like a killed process
-            } catch (IOException | RuntimeException ignored) {
-                // closing anyway
-            }
-        }
-        abort(new WorkerLostException("rank " + rank + " crashed (test fault injection)", rank, "localhost"));
-    }
-
     /** A fresh exception per throw, so each failed op has its own stack trace, same message and peer. */
     public static WorkerLostException copy(WorkerLostException cause) {
-        WorkerLostException e = cause instanceof RingProtocolException
-                ? new RingProtocolException(cause.getMessage(), cause.lostRank(), cause.lostHost())
-                : new WorkerLostException(cause.getMessage(), cause.lostRank(), cause.lostHost());
-        e.initCause(cause);
-        return e;
+        return PeerLoss.copy(cause);
     }
 }

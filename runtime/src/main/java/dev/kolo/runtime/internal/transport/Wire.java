@@ -6,7 +6,8 @@ import java.nio.channels.SocketChannel;
 
 /**
  * The byte stream of one data connection, chosen once when the connection is made: the socket itself
- * ({@link PlainWire}) or TLS over it ({@link TlsWire}). Reads and writes never block. As on a socket, a read
+ * ({@link PlainWire}), TLS over it ({@link TlsWire}), or memory both ranks map ({@link MappedWire}, with the socket
+ * as its doorbell). Reads and writes never block. As on a socket, a read
  * returns 0 when nothing can be read now; a TLS wire returns 0 only when it holds no bytes it could decrypt,
  * so after a 0 waiting for the socket to become readable is always right. A TLS write may leave encrypted
  * bytes waiting for the socket: a frame is sent only once {@link #flushed()}.
@@ -20,41 +21,11 @@ public interface Wire extends ScatteringByteChannel, GatheringByteChannel {
 
     /**
      * @return true when a read would deliver bytes already taken off the socket (a TLS record read ahead with
-     *         the previous one): the socket is then not readable, so every wait must ask this first. False for
-     *         part of a record only: that read delivers nothing until the socket brings the rest.
+     *         the previous one) or that never travel on it (a mapped wire's): the socket is then not readable, so
+     *         every wait must ask this first. False for part of a record only: that read delivers nothing until the
+     *         socket brings the rest.
      */
     default boolean hasBuffered() {
-        return false;
-    }
-
-    /**
-     * @return true when the bytes do not travel on {@link #socket()} ({@link SharedMemoryWire}): the socket's
-     *         readiness then only says that the peer woke this side or closed, and a wait must first announce itself
-     *         with {@link #waitForBytes}/{@link #waitForRoom}, then consume the wake-ups ({@link #drainWakeups})
-     */
-    default boolean sharedMemory() {
-        return false;
-    }
-
-    /**
-     * For a shared-memory wire: a thread about to wait for bytes (+1), or done waiting (-1); any thread of the
-     * process. @return true when bytes (or the peer's end) are already there after announcing, so the wait must not
-     * happen. A socket's own readiness needs no announcement: false.
-     */
-    default boolean waitForBytes(int delta) {
-        return false;
-    }
-
-    /** Like {@link #waitForBytes}, for room to write; the op's thread only. */
-    default boolean waitForRoom(int delta) {
-        return false;
-    }
-
-    /**
-     * For a shared-memory wire, after a wait on its socket, by the op's thread: consumes the peer's wake-ups and notes
-     * a closed socket. @return whether anything was there
-     */
-    default boolean drainWakeups(java.nio.ByteBuffer scratch) {
         return false;
     }
 
@@ -79,7 +50,4 @@ public interface Wire extends ScatteringByteChannel, GatheringByteChannel {
         socket().close();
     }
 
-    static Wire plain(SocketChannel ch) {
-        return new PlainWire(ch);
-    }
 }

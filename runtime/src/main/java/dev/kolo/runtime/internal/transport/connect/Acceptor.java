@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.transport.connect;
 
 import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.PlainWire;
 import dev.kolo.runtime.internal.transport.TlsWire;
 import dev.kolo.runtime.internal.transport.Wire;
 import java.io.IOException;
@@ -166,7 +167,7 @@ public final class Acceptor implements Runnable, AutoCloseable {
             try {
                 ch.configureBlocking(false);
                 Io.configure(ch, socketBufferBytes);
-                Wire wire = tls == null ? Wire.plain(ch) : TlsWire.server(ch, tls);
+                Wire wire = tls == null ? new PlainWire(ch) : TlsWire.server(ch, tls);
                 ch.register(selector, SelectionKey.OP_READ, new Greeting(System.nanoTime() + helloTimeoutNanos, wire));
                 greetings++;
             } catch (IOException e) {

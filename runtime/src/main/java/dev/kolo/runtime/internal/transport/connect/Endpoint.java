@@ -6,6 +6,7 @@ import dev.kolo.runtime.internal.transport.Io;
 import dev.kolo.runtime.internal.transport.Link;
 import dev.kolo.runtime.internal.transport.Transport;
 import dev.kolo.runtime.internal.transport.Wire;
+import dev.kolo.runtime.internal.transport.shm.SharedMemoryUpgrade;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ServerSocketChannel;
@@ -137,8 +138,10 @@ public final class Endpoint implements AutoCloseable {
                 }
                 g.awaitAck(connected[r], r);
                 openMesh(g, rank, l, r, connected, accepted);
-                shared = new SharedMemoryUpgrade(job, generation, rank, ps, options, g.deadlineNanos())
-                        .run(connected, accepted, g, transport);
+                shared = new SharedMemoryUpgrade(job, generation, rank, ps.stream().map(PeerAddress::toString).toList(),
+                        ps.stream().map(PeerAddress::host).toList(), options.sharedMemory(), options.sharedMemoryBytes(),
+                        options.sharedMemoryDir(), g.deadlineNanos()).run(connected, accepted, g::offered,
+                        g::peerOffered, transport);
                 left = new Link(accepted[l], l, ps.get(l).host());
                 accepted[l] = null;
                 transport.add(left);
@@ -161,7 +164,7 @@ public final class Endpoint implements AutoCloseable {
                 Io.closeQuietly(accepted[j]);
             }
             transport.abort(new WorkerLostException("generation " + generation + " could not connect", -1, null));
-            transport.release(RELEASE_TIMEOUT_NANOS);
+            transport.release(PeerLinks.RELEASE_TIMEOUT_NANOS);
             if (e instanceof RuntimeException re) {
                 throw re;
             }
@@ -171,13 +174,11 @@ public final class Endpoint implements AutoCloseable {
             LOG.info("data plane: generation {}{} rank {} reaches rank{} {} through shared memory", generation,
                     channel == 0 ? "" : " process set " + channel, rank, shared.size() == 1 ? "" : "s", shared);
         }
-        PeerLinks links = new PeerLinks(this, channel, ps, transport, left, right, direct, shared);
+        PeerLinks links = new PeerLinks(rings::remove, options().tls() != null, channel, ps, transport, left, right,
+                direct, shared);
         rings.add(links);
         return links;
     }
-
-    /** Longest a closing ring waits for its threads to leave before its shared memory is unmapped. */
-    static final long RELEASE_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
 
     /**
      * Opens direct connections to the non-neighbours (none below 4 ranks): the lower rank connects, the higher one
@@ -209,10 +210,6 @@ public final class Endpoint implements AutoCloseable {
 
     PendingConnections pending() {
         return pending;
-    }
-
-    void forget(PeerLinks links) {
-        rings.remove(links);
     }
 
     /** Closes every open ring, stops accepting and closes the listening socket. */

@@ -3,6 +3,7 @@ package dev.kolo.runtime.internal.transport.connect;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.PlainWire;
 import dev.kolo.runtime.internal.transport.TlsWire;
 import dev.kolo.runtime.internal.transport.Wire;
 import java.io.IOException;
@@ -63,7 +64,7 @@ public final class Greeter {
 
     /** @return whether this rank's connection to {@code peer} offered shared memory in its hello */
     boolean offered(int peer) {
-        return offersSharedMemory && SharedMemoryUpgrade.colocated(peers, rank, peer);
+        return offersSharedMemory && PeerAddress.colocated(peers, rank, peer);
     }
 
     /** @return whether the connection {@code peer} opened to this rank (claimed by {@link #accept}) offers it */
@@ -93,10 +94,10 @@ public final class Greeter {
                     wire = t;
                     handshake(t, peer);
                 } else {
-                    wire = Wire.plain(ch);
+                    wire = new PlainWire(ch);
                 }
                 byte[] nonce = auth == null ? null : auth.nonce();
-                boolean sharedMemory = offersSharedMemory && SharedMemoryUpgrade.colocated(peers, rank, peer);
+                boolean sharedMemory = offersSharedMemory && PeerAddress.colocated(peers, rank, peer);
                 ByteBuffer hello = Handshake.encodeHello(
                         new Handshake.Hello(kind, generation, channel, rank, peer, size, job, sharedMemory), nonce);
                 byte[] helloBytes = java.util.Arrays.copyOf(hello.array(), hello.limit());

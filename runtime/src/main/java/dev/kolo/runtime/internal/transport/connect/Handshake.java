@@ -37,7 +37,7 @@ public final class Handshake {
     static final byte FLAG_AUTHENTICATED = 1;
     /**
      * Hello flag (byte 7): the two ranks share a host and the connector offers shared memory; a shared-memory offer
-     * follows the handshake ({@link SharedMemoryUpgrade}) and the acceptor answers it.
+     * follows the handshake ({@link dev.kolo.runtime.internal.transport.shm.SharedMemoryUpgrade}) and the acceptor answers it.
      */
     static final byte FLAG_SHARED_MEMORY = 2;
     static final int CHALLENGE_EXTRA_BYTES = HandshakeAuth.NONCE_BYTES + HandshakeAuth.PROOF_BYTES;

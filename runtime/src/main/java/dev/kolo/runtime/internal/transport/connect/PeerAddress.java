@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.transport.connect;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -15,6 +16,11 @@ public record PeerAddress(String host, int port) {
         if (port <= 0 || port > 65535) {
             throw new IllegalArgumentException("data port out of range: " + port);
         }
+    }
+
+    /** @return whether {@code peer} runs on {@code rank}'s host (the same address: the same pod or machine) */
+    static boolean colocated(List<PeerAddress> peers, int rank, int peer) {
+        return peer != rank && peers.get(peer).host().equals(peers.get(rank).host());
     }
 
     @Override

@@ -7,6 +7,7 @@ import dev.kolo.runtime.internal.transport.Transport;
 import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,8 +19,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class PeerLinks {
     private static final Logger LOG = LoggerFactory.getLogger(PeerLinks.class);
+    /** Longest a closing ring waits for its threads to leave before its shared memory is unmapped. */
+    static final long RELEASE_TIMEOUT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
 
-    private final Endpoint endpoint;
+    /** Told when these links close, so that whoever keeps the open rings forgets them. */
+    private final Consumer<PeerLinks> onClose;
     /** 0 for the generation's own links, else the process set whose links these are. */
     private final int channel;
     private final List<PeerAddress> peers;
@@ -31,16 +35,16 @@ public final class PeerLinks {
     private final List<Integer> sharedMemoryPeers;
     private final String transportLabel;
 
-    PeerLinks(Endpoint endpoint, int channel, List<PeerAddress> peers, Transport transport, Link left, Link right,
-            Link[] direct, List<Integer> sharedMemoryPeers) {
-        this.endpoint = endpoint;
+    PeerLinks(Consumer<PeerLinks> onClose, boolean tls, int channel, List<PeerAddress> peers, Transport transport,
+            Link left, Link right, Link[] direct, List<Integer> sharedMemoryPeers) {
+        this.onClose = onClose;
         this.channel = channel;
         this.peers = peers;
         this.transport = transport;
         this.left = left;
         this.right = right;
         this.sharedMemoryPeers = List.copyOf(sharedMemoryPeers);
-        this.transportLabel = transportOf(transport.size, sharedMemoryPeers.size(), endpoint.options().tls() != null);
+        this.transportLabel = transportOf(transport.size, sharedMemoryPeers.size(), tls);
         int size = transport.size;
         this.sendLinks = new Link[size];
         this.recvLinks = new Link[size];
@@ -115,8 +119,8 @@ public final class PeerLinks {
     public void close() {
         abortWith(new WorkerLostException("the ring of generation " + transport.generation + " is closed", -1, null));
         transport.closeSelector();
-        transport.release(Endpoint.RELEASE_TIMEOUT_NANOS);
-        endpoint.forget(this);
+        transport.release(RELEASE_TIMEOUT_NANOS);
+        onClose.accept(this);
     }
 
     /**

@@ -123,16 +123,16 @@ public final class TransportOptions {
 
         /**
          * @param bytes each direction's ring between two co-located ranks: a power of two from
-         *        {@link dev.kolo.runtime.internal.transport.SharedRing#MIN_CAPACITY} to
-         *        {@link dev.kolo.runtime.internal.transport.SharedRing#MAX_CAPACITY}
+         *        {@link dev.kolo.runtime.internal.transport.shm.SharedRing#MIN_CAPACITY} to
+         *        {@link dev.kolo.runtime.internal.transport.shm.SharedRing#MAX_CAPACITY}
          * @return this
          */
         public Builder sharedMemoryBytes(int bytes) {
-            if (Integer.bitCount(bytes) != 1 || bytes < dev.kolo.runtime.internal.transport.SharedRing.MIN_CAPACITY
-                    || bytes > dev.kolo.runtime.internal.transport.SharedRing.MAX_CAPACITY) {
+            if (Integer.bitCount(bytes) != 1 || bytes < dev.kolo.runtime.internal.transport.shm.SharedRing.MIN_CAPACITY
+                    || bytes > dev.kolo.runtime.internal.transport.shm.SharedRing.MAX_CAPACITY) {
                 throw new IllegalArgumentException("sharedMemoryBytes must be a power of two from "
-                        + dev.kolo.runtime.internal.transport.SharedRing.MIN_CAPACITY + " to "
-                        + dev.kolo.runtime.internal.transport.SharedRing.MAX_CAPACITY + ": " + bytes);
+                        + dev.kolo.runtime.internal.transport.shm.SharedRing.MIN_CAPACITY + " to "
+                        + dev.kolo.runtime.internal.transport.shm.SharedRing.MAX_CAPACITY + ": " + bytes);
             }
             this.sharedMemoryBytes = bytes;
             return this;

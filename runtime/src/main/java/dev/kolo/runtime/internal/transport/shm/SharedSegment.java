@@ -1,7 +1,5 @@
 package dev.kolo.runtime.internal.transport.shm;
 
-import dev.kolo.runtime.internal.transport.SharedMemoryWire;
-import dev.kolo.runtime.internal.transport.SharedRing;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

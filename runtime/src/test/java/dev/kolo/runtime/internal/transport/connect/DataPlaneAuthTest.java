@@ -9,10 +9,10 @@ import dev.kolo.runtime.DType;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.LogCapture;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.collectives.Elements;
-import dev.kolo.runtime.internal.collectives.TestRings;
+import dev.kolo.runtime.internal.collectives.generation.Elements;
+import dev.kolo.runtime.internal.collectives.generation.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
-import dev.kolo.runtime.internal.transport.Wire;
+import dev.kolo.runtime.internal.transport.PlainWire;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -52,7 +52,7 @@ class DataPlaneAuthTest {
         }
 
         Handshake.Ack ack() throws IOException {
-            return Greeter.readAck(Wire.plain(ch), deadline);
+            return Greeter.readAck(new PlainWire(ch), deadline);
         }
 
         /** @return the acceptor's nonce and proof following a challenge */

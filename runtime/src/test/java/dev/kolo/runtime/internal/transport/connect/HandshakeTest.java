@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.collectives.Elements;
-import dev.kolo.runtime.internal.collectives.Ring;
-import dev.kolo.runtime.internal.collectives.TestRings;
+import dev.kolo.runtime.internal.collectives.generation.Elements;
+import dev.kolo.runtime.internal.collectives.generation.GenerationDataPlane;
+import dev.kolo.runtime.internal.collectives.generation.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
-import dev.kolo.runtime.internal.transport.Wire;
+import dev.kolo.runtime.internal.transport.PlainWire;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -38,7 +38,7 @@ class HandshakeTest {
             return null;
         }
         try {
-            return Greeter.readAck(Wire.plain(ch), deadline);
+            return Greeter.readAck(new PlainWire(ch), deadline);
         } catch (EOFException e) {
             return null;
         } finally {
@@ -117,7 +117,7 @@ class HandshakeTest {
             SocketChannel[] keep = new SocketChannel[1];
             greet(c.peers.get(0), new Handshake.Hello(Handshake.KIND_RING, 2, 0, 1, 2, 3, "job"), keep);
             Thread.sleep(100); // let the acceptor park it first
-            Future<Ring> r0 = java.util.concurrent.Executors.newSingleThreadExecutor()
+            Future<GenerationDataPlane> r0 = java.util.concurrent.Executors.newSingleThreadExecutor()
                     .submit(() -> TestRings.open(c.planes.get(0), 2, 0, c.peers));
             ByteBuffer fixed = ByteBuffer.allocate(Handshake.ACK_FIXED_BYTES);
             Io.readFully(keep[0], fixed, System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
@@ -129,7 +129,7 @@ class HandshakeTest {
             keep[0].close();
             assertEquals(Handshake.REJECTED, ack.status());
             assertTrue(ack.reason().contains("rank 0 of 2"), ack.reason());
-            try (Ring r1 = TestRings.open(c.planes.get(1), 2, 1, c.peers); Ring ring0 = r0.get(10, TimeUnit.SECONDS)) {
+            try (GenerationDataPlane r1 = TestRings.open(c.planes.get(1), 2, 1, c.peers); GenerationDataPlane ring0 = r0.get(10, TimeUnit.SECONDS)) {
                 assertEquals(0, ring0.rank());
                 assertEquals(1, r1.rank());
             }

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kolo.runtime.internal.collectives.Ring;
-import dev.kolo.runtime.internal.collectives.TestRings;
+import dev.kolo.runtime.internal.collectives.generation.GenerationDataPlane;
+import dev.kolo.runtime.internal.collectives.generation.TestRings;
 import dev.kolo.runtime.internal.transport.Frame;
 import dev.kolo.runtime.internal.transport.RingProtocolException;
 import java.io.IOException;
@@ -42,7 +42,7 @@ class MalformedPeerTest {
     private ServerSocketChannel fakeListener;
     private SocketChannel fromRank0;
     private SocketChannel toRank0;
-    private Ring ring;
+    private GenerationDataPlane ring;
     private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "malformed-peer-test");
         t.setDaemon(true);
@@ -58,7 +58,7 @@ class MalformedPeerTest {
         fakeListener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
         List<PeerAddress> peers = List.of(new PeerAddress("127.0.0.1", plane.port()),
                 new PeerAddress("127.0.0.1", ((InetSocketAddress) fakeListener.getLocalAddress()).getPort()));
-        Future<Ring> opened = pool.submit(() -> TestRings.open(plane, GENERATION, 0, peers));
+        Future<GenerationDataPlane> opened = pool.submit(() -> TestRings.open(plane, GENERATION, 0, peers));
         // Rank 0 connects to its right neighbour (us) and greets: read its hello, accept it.
         fromRank0 = fakeListener.accept();
         ByteBuffer fixed = readFully(fromRank0, Handshake.HELLO_FIXED_BYTES);
@@ -157,7 +157,7 @@ class MalformedPeerTest {
         ring = null;
         List<PeerAddress> peers = List.of(new PeerAddress("127.0.0.1", plane.port()),
                 new PeerAddress("127.0.0.1", ((InetSocketAddress) fakeListener.getLocalAddress()).getPort()));
-        Future<Ring> opened = pool.submit(() -> TestRings.open(plane, 2, 0, peers));
+        Future<GenerationDataPlane> opened = pool.submit(() -> TestRings.open(plane, 2, 0, peers));
         try (SocketChannel out = fakeListener.accept();
                 SocketChannel in = SocketChannel.open(new InetSocketAddress("127.0.0.1", plane.port()))) {
             ByteBuffer fixed = readFully(out, Handshake.HELLO_FIXED_BYTES);

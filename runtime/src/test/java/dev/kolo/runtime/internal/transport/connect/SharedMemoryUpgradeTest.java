@@ -9,9 +9,9 @@ import dev.kolo.runtime.DType;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.LogCapture;
 import dev.kolo.runtime.ReduceOp;
-import dev.kolo.runtime.internal.collectives.Elements;
-import dev.kolo.runtime.internal.collectives.Ring;
-import dev.kolo.runtime.internal.collectives.TestRings;
+import dev.kolo.runtime.internal.collectives.generation.Elements;
+import dev.kolo.runtime.internal.collectives.generation.GenerationDataPlane;
+import dev.kolo.runtime.internal.collectives.generation.TestRings;
 import dev.kolo.runtime.internal.transport.shm.SharedSegment;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -66,7 +66,7 @@ class SharedMemoryUpgradeTest {
         for (float s : sums) {
             assertEquals(expected, s);
         }
-        return c.rings.stream().map(Ring::transport).toList();
+        return c.rings.stream().map(GenerationDataPlane::transport).toList();
     }
 
     @Test
@@ -74,7 +74,7 @@ class SharedMemoryUpgradeTest {
         try (TestRings c = TestRings.planes(4, "job", options().build())) { // ring and direct connections
             assertEquals(List.of("shm", "shm", "shm", "shm"), formAndReduce(c, 1));
             assertEquals(List.of(), segments(), "every segment was removed once both ranks had mapped it");
-            c.rings.forEach(Ring::close);
+            c.rings.forEach(GenerationDataPlane::close);
             assertEquals(List.of("shm", "shm", "shm", "shm"), formAndReduce(c, 2), "generations never share one");
             assertEquals(List.of(), segments());
         }

@@ -12,9 +12,10 @@ import dev.kolo.runtime.LogCapture;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.TestCerts;
 import dev.kolo.runtime.WorkerLostException;
-import dev.kolo.runtime.internal.collectives.Ring;
-import dev.kolo.runtime.internal.collectives.TestRings;
+import dev.kolo.runtime.internal.collectives.generation.GenerationDataPlane;
+import dev.kolo.runtime.internal.collectives.generation.TestRings;
 import dev.kolo.runtime.internal.transport.Io;
+import dev.kolo.runtime.internal.transport.PlainWire;
 import dev.kolo.runtime.internal.transport.TlsWire;
 import dev.kolo.runtime.internal.transport.Wire;
 import java.io.IOException;
@@ -184,9 +185,9 @@ class TlsDataPlaneTest {
 
     /** Opens generation 1 on every plane; @return each rank's failure, or null where it formed */
     private static List<Throwable> openAll(TestRings t, int seconds) throws Exception {
-        List<Future<Ring>> fs = t.submitAll((rank, none) -> TestRings.open(t.planes.get(rank), 1, rank, t.peers));
+        List<Future<GenerationDataPlane>> fs = t.submitAll((rank, none) -> TestRings.open(t.planes.get(rank), 1, rank, t.peers));
         List<Throwable> failures = new ArrayList<>();
-        for (Future<Ring> f : fs) {
+        for (Future<GenerationDataPlane> f : fs) {
             try {
                 t.rings.add(f.get(seconds, TimeUnit.SECONDS));
                 failures.add(null);
@@ -274,7 +275,7 @@ class TlsDataPlaneTest {
             // Silence: connected, never a ClientHello; the greeting deadline (2 s here) closes it.
             try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(to.host(), to.port()))) {
                 ch.configureBlocking(false);
-                assertClosed(Wire.plain(ch));
+                assertClosed(new PlainWire(ch));
             }
             log.await(l -> l.contains("no complete TLS handshake from"), 10);
         }
@@ -300,7 +301,7 @@ class TlsDataPlaneTest {
         try (SocketChannel ch = SocketChannel.open(new InetSocketAddress(to.host(), to.port()))) {
             ch.configureBlocking(false);
             Io.writeFully(ch, ByteBuffer.wrap(bytes), System.nanoTime() + TimeUnit.SECONDS.toNanos(5));
-            assertClosed(Wire.plain(ch));
+            assertClosed(new PlainWire(ch));
         }
     }
 

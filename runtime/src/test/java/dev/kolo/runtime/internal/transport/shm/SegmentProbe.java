@@ -1,6 +1,5 @@
 package dev.kolo.runtime.internal.transport.shm;
 
-import dev.kolo.runtime.internal.transport.SharedRing;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.kolo.runtime.internal.transport.SharedMemoryWire;
-import dev.kolo.runtime.internal.transport.SharedRing;
 import dev.kolo.testing.ChildJvms;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,6 +1,0 @@
-/**
- * The data plane's wiring for a worker: the data port bound at start-up, the transport's endpoint on it, and
- * per generation the {@code DataPlane} the engine runs (the collectives over the assignment's peer links, or a
- * job of one). Knows nothing of membership, negotiation or the engine.
- */
-package dev.kolo.runtime.internal.dataplane;
