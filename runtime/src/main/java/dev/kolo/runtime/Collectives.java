@@ -3,7 +3,7 @@ package dev.kolo.runtime;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
-import dev.kolo.runtime.internal.engine.Deadlines;
+import dev.kolo.runtime.internal.engine.op.Deadlines;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.kolo.runtime;
 
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.RoundCombiner;
-import dev.kolo.runtime.internal.engine.RoundMessage;
+import dev.kolo.runtime.internal.engine.agree.RoundMessage;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;

@@ -101,6 +101,25 @@ class ArchitectureTest extends ModuleLimits {
     }
 
     @Test
+    void theEngineIsLayeredClientDriveAgreeExecuteOp() {
+        // A tensor goes down the stages and never returns to one it left: the client submits, the drive stage
+        // steps the generation, the generation agrees and hands what was agreed to the execution; the op is what
+        // they all hold. A stage sees those below it through narrow interfaces, never the one above.
+        com.tngtech.archunit.library.Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("client").definedBy(INTERNAL + ".engine")
+                .layer("drive").definedBy(INTERNAL + ".engine.drive")
+                .layer("agree").definedBy(INTERNAL + ".engine.agree")
+                .layer("execute").definedBy(INTERNAL + ".engine.execute")
+                .layer("op").definedBy(INTERNAL + ".engine.op")
+                .whereLayer("client").mayNotBeAccessedByAnyLayer()
+                .whereLayer("drive").mayOnlyBeAccessedByLayers("client")
+                .whereLayer("agree").mayOnlyBeAccessedByLayers("client", "drive")
+                .whereLayer("execute").mayOnlyBeAccessedByLayers("client", "drive", "agree")
+                .whereLayer("op").mayOnlyBeAccessedByLayers("client", "drive", "agree", "execute")
+                .check(RUNTIME);
+    }
+
+    @Test
     void theEngineSeesOnlyTheCollectivesSeam() {
         usesNone("engine", "collectives.schedule", "collectives.algorithm", "collectives.generation");
     }

@@ -4,7 +4,7 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
-import dev.kolo.runtime.internal.engine.Deadlines;
+import dev.kolo.runtime.internal.engine.op.Deadlines;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;

@@ -4,8 +4,6 @@ import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
-import dev.kolo.runtime.internal.autotune.Autotuner;
-import dev.kolo.runtime.internal.autotune.TunedValues;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.ControlMessage;
@@ -15,11 +13,18 @@ import dev.kolo.runtime.internal.control.ControlMessage.OpResponse;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
+import dev.kolo.runtime.internal.engine.agree.Completion;
+import dev.kolo.runtime.internal.engine.agree.RankGeneration;
+import dev.kolo.runtime.internal.engine.drive.CollectiveThread;
+import dev.kolo.runtime.internal.engine.drive.Engine;
+import dev.kolo.runtime.internal.engine.drive.EngineDriver;
+import dev.kolo.runtime.internal.engine.op.Deadlines;
+import dev.kolo.runtime.internal.engine.op.NameSlot;
+import dev.kolo.runtime.internal.engine.op.OpDriver;
+import dev.kolo.runtime.internal.engine.op.PendingOp;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.wiring.DataPlaneFactory;
 import dev.kolo.runtime.internal.wiring.DataPlanes;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -43,19 +48,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * compare-and-set: a cached op in the steady state allocates nothing but its {@link PendingOp}, which is the
  * future its caller gets.
  */
-public final class CollectiveClient implements AutoCloseable, RankGeneration.Completion {
+public final class CollectiveClient implements AutoCloseable, Completion, OpDriver {
     private final ControlChannel node;
     private final Observability observability;
     private final SetScope scope;
     private final DataPlaneFactory dataPlanes;
     private final Reducer reducer;
     private final String threadName;
-    /** The coordinator's cycle time as tuned (the worker's client only: the coordinator of this worker reads it). */
-    private final java.util.concurrent.atomic.AtomicLong cycleNanos = new java.util.concurrent.atomic.AtomicLong();
-    /** Rank 0's tuner with {@code KOLO_AUTOTUNE}, made the first time this worker is rank 0; kept across generations. */
-    private volatile Autotuner tuner;
-    /** The tuned values each generation took, and at which round (for tests and logs). */
-    private final List<String> tuningHistory = new ArrayList<>();
+    /** Makes each generation with its settings, tuning and way to the coordinator. */
+    private final Generations generations;
     /** The process sets of the current generation this rank is a member of, by id (the worker's client only). */
     private final ConcurrentHashMap<Integer, CollectiveClient> sets = new ConcurrentHashMap<>();
     /**
@@ -83,7 +84,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         this.dataPlanes = dataPlanes;
         this.reducer = reducer;
         this.threadName = threadName;
-        this.cycleNanos.set(node.config().cycleTime().toNanos());
+        this.generations = new Generations(node, scope, observability);
         this.namesKept = Math.max(MIN_NAMES_KEPT, node.config().cacheCapacity());
         this.engine = new Engine(dataPlanes, reducer, this);
         this.driver = new EngineDriver(engine, this);
@@ -130,80 +131,6 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     public OpSpec lastSpec(String name) {
         NameSlot slot = names.get(name);
         return slot == null ? null : slot.lastSpec;
-    }
-
-    /**
-     * A name's registration: the op in flight under it (null when idle; {@link #RETIRED} once let go, after which
-     * a submit of the name registers it anew), and the spec last submitted under it. Created once per name.
-     */
-    static final class NameSlot {
-        static final Object RETIRED = new Object();
-        private static final VarHandle STATE;
-
-        static {
-            try {
-                STATE = MethodHandles.lookup().findVarHandle(NameSlot.class, "state", Object.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        volatile Object state;
-        volatile OpSpec lastSpec;
-
-        /**
-         * Registers {@code op} under its name in {@code names}, which keeps at most about {@code kept} names.
-         *
-         * @throws IllegalArgumentException if an op of that name is in flight
-         */
-        static NameSlot claim(ConcurrentHashMap<String, NameSlot> names, int kept, String name, PendingOp op) {
-            for (;;) {
-                NameSlot slot = names.get(name);
-                if (slot == null) {
-                    if (names.size() >= kept) {
-                        retireIdle(names, kept / 2);
-                    }
-                    slot = names.computeIfAbsent(name, n -> new NameSlot());
-                }
-                Object state = slot.state;
-                if (state == RETIRED) {
-                    continue; // let go meanwhile: the name gets a new slot
-                }
-                if (state != null) {
-                    throw new IllegalArgumentException("tensor name '" + name + "' is already in flight on this "
-                            + "rank; wait for that op to complete or use another name");
-                }
-                if (slot.compareAndSet(null, op)) {
-                    op.slot = slot;
-                    return slot;
-                }
-            }
-        }
-
-        /** Lets go of idle names until {@code left} remain (a name in flight keeps its slot). */
-        static void retireIdle(ConcurrentHashMap<String, NameSlot> names, int left) {
-            for (var it = names.entrySet().iterator(); it.hasNext() && names.size() > left; ) {
-                var e = it.next();
-                NameSlot slot = e.getValue();
-                if (slot.compareAndSet(null, RETIRED)) {
-                    names.remove(e.getKey(), slot);
-                }
-            }
-        }
-
-        boolean compareAndSet(Object expected, Object next) {
-            return STATE.compareAndSet(this, expected, next);
-        }
-
-        /** @return whether {@code op} was in flight here and is no longer */
-        boolean release(PendingOp op) {
-            return compareAndSet(op, null);
-        }
-
-        /** @return the op in flight here, or null */
-        PendingOp inFlight() {
-            return state instanceof PendingOp op ? op : null;
-        }
     }
 
     /** Tells the coordinator this rank has joined; completes with the last rank to join. */
@@ -267,7 +194,8 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      * result ({@link EngineDriver#letGo}): within {@code KOLO_OP_TIMEOUT}, past which the generation is ended so that
      * the data plane lets go, and then within the data plane's progress deadline.
      */
-    void letGo(PendingOp op) {
+    @Override
+    public void letGo(PendingOp op) {
         KoloConfig config = node.config();
         driver.letGo(op, config.opTimeout(), DataPlanes.progressTimeout(config));
     }
@@ -284,14 +212,15 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      *
      * @throws Deadlines.KoloTimeout past the System.nanoTime() {@code deadline}
      */
-    void drive(CompletableFuture<?> f, long deadline) {
+    @Override
+    public void drive(CompletableFuture<?> f, long deadline) {
         driver.drive(f, deadline);
     }
 
     /** A new generation was agreed: its data plane opens on the collective thread; the last one's sets end. */
     public void onAssignment(Assignment a, WorkerInfo self) {
         RankGeneration previous = engine.current;
-        engine.current = new RankGeneration(a, scope, self, node, observability, this, tuning(a, self));
+        engine.current = generations.generation(a, self, this);
         driver.wake();
         if (previous != null) {
             endSets(new KoloException("generation " + previous.generation + " ended (the job regrouped into generation "
@@ -300,40 +229,19 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         }
     }
 
-    /**
-     * The tuned knobs of a new generation: the job's settings on every rank, and on rank 0 of a job with
-     * {@code KOLO_AUTOTUNE} the tuner, which proposes its next values in the first round (a process set runs with
-     * the settings).
-     */
-    private Tuning tuning(Assignment a, WorkerInfo self) {
-        KoloConfig config = node.config();
-        int size = a.workers().size();
-        TunedValues settings = new TunedValues((int) config.fusionThreshold(), RoundMessage.eagerOpBytes(size),
-                (int) (config.cycleTime().toNanos() / 1000));
-        if (!scope.global()) {
-            return new Tuning(settings, null, null, null);
-        }
-        if (tuner == null && config.autotune() && self.rank() == 0 && size > 1) {
-            String log = config.autotuneLog();
-            tuner = new Autotuner(settings, log == null || log.isBlank() ? null : java.nio.file.Path.of(log));
-        }
-        return new Tuning(settings, self.rank() == 0 ? tuner : null, cycleNanos, tuningHistory);
-    }
-
     /** @return the coordinator's cycle time in force (tuned, or the setting) */
     public long cycleTimeNanos() {
-        return cycleNanos.get();
+        return generations.cycleTimeNanos();
     }
 
     /** @return whether this worker's tuner has finished its search (false when it has none) */
     public boolean tuningDone() {
-        Autotuner t = tuner;
-        return t != null && t.done();
+        return generations.tuningDone();
     }
 
     /** @return the tuned values each generation took on this rank, and at which agreement round (for tests) */
     public List<String> tuningHistory() {
-        return Tuning.copy(tuningHistory);
+        return generations.tuningHistory();
     }
 
     /**
@@ -560,9 +468,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     /** Stops this client: pending ops fail with {@code cause}, the thread ends, the data plane closes. */
     private void close(KoloException cause) {
         endSets(cause);
-        if (tuner != null) {
-            tuner.close();
-        }
+        generations.close();
         abort(cause);
         collective.close();
         driver.wake();

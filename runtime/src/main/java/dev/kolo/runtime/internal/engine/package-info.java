@@ -1,24 +1,11 @@
 /**
- * The rank side of an op, from submit to result. Reaches the coordinator through {@code ControlChannel}, so it
- * depends neither on membership nor on the coordinator's negotiation (the fusion rule both apply is
- * {@code control.FusionPlan}).
- *
- * <ul>
- *   <li>What the worker sees: {@code CollectiveClient} (submit, await, the ops in flight by name, generations
- *       assigned and ended), {@code PendingOp} (a submitted op, which is also its future: a waiter drives the
- *       engine), {@code Deadlines}.
- *   <li>Who drives: {@code Engine} (the current generation, the queues that feed it, one step over all that is
- *       runnable, under the engine lock), {@code EngineDriver} (a caller drives its own op; how the others park
- *       and are woken; completions delivered once the lock is let go), {@code CollectiveThread} (drives when no
- *       caller does, opens data planes).
- *   <li>One generation: {@code RankGeneration} (its state and the order of the steps),
- *       {@code TensorCache} (the specs every rank holds alike), {@code WaitingTensors} (cached tensors waiting
- *       for a round), {@code AgreementRound} and its wire layout {@code RoundMessage}, {@code ResponseLog}
- *       (coordinator responses held until every rank holds them), {@code CoordinatorRequests} (what was asked
- *       and is re-sent until answered).
- *   <li>Execution: {@code BatchExecutor} (runs what was agreed, records its phases), {@code CollectiveOps}
- *       (one batch as data-plane calls, the fusion buffer), {@code EagerReduction} (small allreduces from the
- *       round's own bytes), {@code AverageScaling}.
- * </ul>
+ * The rank side of an op, from submit to result, in stages that each use only the ones after them: the client
+ * here, then {@code drive}, {@code agree}, {@code execute}, and {@code op} (the op itself, which all of them hold).
+ * This package holds what the rest of the worker sees and what wires the stages: {@code CollectiveClient}
+ * (submit, await, the ops in flight by name, generations assigned and ended, the process sets' clients), which
+ * makes the engine, its driver and its thread and is where every finished op and ended generation is reported;
+ * {@code Generations} (each generation made with its settings, its tuning and the way to the coordinator); and
+ * {@code ControlChannel}, what the engine needs of the cluster, so that the engine depends neither on membership
+ * nor on the coordinator's negotiation (the fusion rule both apply is {@code control.FusionPlan}).
  */
 package dev.kolo.runtime.internal.engine;

@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.execute;
 
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
@@ -15,7 +15,7 @@ import java.util.List;
  * allgather, reducescatter and alltoall blocks, and produces the result tensors. Runs on the collective
  * thread only; the fusion buffer is allocated once and grown only when a larger fusion comes along.
  */
-final class CollectiveOps {
+public final class CollectiveOps {
     private final int rank;
     private final int size;
     private final DataPlane dataPlane;
@@ -58,7 +58,7 @@ final class CollectiveOps {
         }
     }
 
-    CollectiveOps(int rank, int size, DataPlane dataPlane) {
+    public CollectiveOps(int rank, int size, DataPlane dataPlane) {
         this.rank = rank;
         this.size = size;
         this.dataPlane = dataPlane;

@@ -1,7 +1,8 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import dev.kolo.runtime.internal.autotune.Autotuner;
 import dev.kolo.runtime.internal.autotune.TunedValues;
+import dev.kolo.runtime.internal.engine.execute.BatchKnobs;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -15,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * changes at the same round, and the eager data and fused batches of a round are decided by the same values
  * everywhere. Guarded by the engine lock.
  */
-final class Tuning {
+public final class Tuning implements BatchKnobs {
     /** Most changes kept in the worker's history (the search makes about 40). */
     static final int HISTORY = 256;
 
@@ -36,7 +37,7 @@ final class Tuning {
      * @param cycleNanos where the coordinator of this worker reads its cycle time, or null (a process set's)
      * @param history the worker's record of changes (kept across generations), or null
      */
-    Tuning(TunedValues start, Autotuner tuner, AtomicLong cycleNanos, List<String> history) {
+    public Tuning(TunedValues start, Autotuner tuner, AtomicLong cycleNanos, List<String> history) {
         this.values = start;
         this.tuner = tuner;
         this.cycleNanos = cycleNanos;
@@ -91,8 +92,14 @@ final class Tuning {
         startWindow(now);
     }
 
+    @Override
+    public int fusionThreshold() {
+        return values.fusionThreshold();
+    }
+
     /** Collectives of {@code bytes} completed on this rank. */
-    void completed(long bytes) {
+    @Override
+    public void completed(long bytes) {
         windowBytes += bytes;
     }
 
@@ -134,7 +141,7 @@ final class Tuning {
     }
 
     /** For tests and logs: what changed, where. */
-    static List<String> copy(List<String> history) {
+    public static List<String> copy(List<String> history) {
         synchronized (history) {
             return new ArrayList<>(history);
         }

@@ -1,9 +1,10 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.collectives.RoundCombiner;
 import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.engine.execute.AverageScaling;
 import java.nio.ByteBuffer;
 
 /**

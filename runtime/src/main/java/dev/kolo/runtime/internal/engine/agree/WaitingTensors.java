@@ -1,5 +1,6 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
+import dev.kolo.runtime.internal.engine.op.PendingOp;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

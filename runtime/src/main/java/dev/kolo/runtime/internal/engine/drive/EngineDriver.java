@@ -1,9 +1,13 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.drive;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.engine.agree.Completion;
+import dev.kolo.runtime.internal.engine.agree.RankGeneration;
+import dev.kolo.runtime.internal.engine.op.Deadlines;
+import dev.kolo.runtime.internal.engine.op.PendingOp;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,7 +21,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Who drives the {@link Engine}, and how the others wait. A caller blocked on its own op drives the engine
  * itself until the op is done ({@link #drive}), so a blocking collective costs no hand-off between threads
- * (each one a park and a wake-up, tens of microseconds); the {@link CollectiveThread} drives whenever no caller
+ * (each one a park and a wake-up, tens of microseconds); the collective thread ({@link DrivingThread}) drives whenever no caller
  * does. An owner with nothing to do polls its peers briefly (they usually answer within microseconds), then
  * parks in the data plane's selector; a caller that finds the engine taken parks until it is let go
  * ({@link #release}) or its op is done; whoever queues work wakes the thread that waits ({@link #wake}).
@@ -26,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * then never runs inside the engine, so it may call a blocking collective, which drives the engine itself (a
  * callback run under the lock would wait for an engine that nothing can drive).
  */
-final class EngineDriver {
+public final class EngineDriver {
     private static final Logger LOG = LoggerFactory.getLogger(EngineDriver.class);
     /** Longest single park: every deadline is computed, this only bounds the cost of a missed wake-up. */
     static final long MAX_PARK_NANOS = 50_000_000;
@@ -41,8 +45,8 @@ final class EngineDriver {
             + "result on this rank discarded";
 
     private final Engine engine;
-    private final RankGeneration.Completion completion;
-    private CollectiveThread collective;
+    private final Completion completion;
+    private DrivingThread collective;
     /** Callers inside {@link #drive}: while there are any, the collective thread leaves the engine to them. */
     final AtomicInteger callers = new AtomicInteger();
     /**
@@ -69,13 +73,13 @@ final class EngineDriver {
      */
     private final AtomicReference<PendingOp> finished = new AtomicReference<>();
 
-    EngineDriver(Engine engine, RankGeneration.Completion completion) {
+    public EngineDriver(Engine engine, Completion completion) {
         this.engine = engine;
         this.completion = completion;
     }
 
-    /** The collective thread, woken when work is left for it; set before it starts. */
-    void collective(CollectiveThread collective) {
+    /** The thread that drives when no caller does, woken when work is left for it; set before it starts. */
+    public void collective(DrivingThread collective) {
         this.collective = collective;
     }
 
@@ -86,7 +90,7 @@ final class EngineDriver {
      *
      * @throws Deadlines.KoloTimeout past the System.nanoTime() {@code deadline}
      */
-    void drive(CompletableFuture<?> f, long deadline) {
+    public void drive(CompletableFuture<?> f, long deadline) {
         if (engine.lock.isHeldByCurrentThread() && !f.isDone()) {
             // Only a future completed by the engine itself (not an op's) can get here: nothing could drive it.
             throw new KoloException("a blocking Kolo call was made inside Kolo's collective engine, which would "
@@ -259,7 +263,7 @@ final class EngineDriver {
      *
      * @throws KoloException if even then the engine has not let go (a bug: the caller must not free the memory)
      */
-    void letGo(PendingOp op, java.time.Duration opTimeout, java.time.Duration progressTimeout) {
+    public void letGo(PendingOp op, java.time.Duration opTimeout, java.time.Duration progressTimeout) {
         if (op.isDone() && !op.isCompletedExceptionally()) {
             return; // completed with its result: the step that ran it had finished with its tensors
         }
@@ -282,7 +286,7 @@ final class EngineDriver {
         try {
             interrupted |= awaitReleased(op, released, opTimeout.toNanos());
             if (!released.isDone()) {
-                completion.abort(op.generation, new KoloException("a caller gave up on '" + op.spec.name + "' and the "
+                op.generation.end(new KoloException("a caller gave up on '" + op.spec.name + "' and the "
                         + "data plane still held its tensors after " + opTimeout.toSeconds() + " s (KOLO_OP_TIMEOUT): the "
                         + "generation ends so that it lets go of them"));
                 interrupted |= awaitReleased(op, released, progressTimeout.toNanos());
@@ -339,7 +343,7 @@ final class EngineDriver {
     /**
      * Releases the engine lock and wakes whoever waits for it: parked callers (one of them drives next), and the
      * collective thread if it parked while the lock was held and work is left for it. Without work it resumes
-     * watching the peers by itself within {@link CollectiveThread#COLLECTIVE_PARK_NANOS}: waking it after every
+     * watching the peers by itself within a millisecond (its park while callers drive): waking it after every
      * blocking op would put a thread switch beside every op on a machine whose cores the ranks share. Then
      * completes the ops finished under the lock, on this thread.
      */
@@ -375,7 +379,7 @@ final class EngineDriver {
     }
 
     /** Something was queued: make sure a thread that owns or idles on the engine sees it. */
-    void wake() {
+    public void wake() {
         RankGeneration g = engine.current;
         DataPlane dp = g == null ? null : g.dataPlane;
         collective.wakeIfIdle(dp);
@@ -389,7 +393,7 @@ final class EngineDriver {
     }
 
     /** Completes {@code op} at once, or, on the thread that holds the engine, once it lets go. */
-    void complete(PendingOp op, Tensor result, Throwable error) {
+    public void complete(PendingOp op, Tensor result, Throwable error) {
         if (engine.lock.isHeldByCurrentThread()) {
             op.outcome = error != null ? error : result;
             PendingOp head;

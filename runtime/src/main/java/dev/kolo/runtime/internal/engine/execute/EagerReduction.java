@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.execute;
 
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.OpSpec;
@@ -6,14 +6,14 @@ import java.nio.ByteBuffer;
 
 /**
  * Completes a small allreduce whose data every rank sent in the agreement round itself: the round's combination
- * ({@link RoundRule}) already reduced the ranks' prescaled data, the same on every rank; what is left is the
+ * (the agree stage's {@code RoundRule}) already reduced the ranks' prescaled data, the same on every rank; what is left is the
  * postscale (see {@link AverageScaling}) into the op's output.
  */
-final class EagerReduction {
+public final class EagerReduction {
     private final Reducer reducer;
     private final int size;
 
-    EagerReduction(Reducer reducer, int size) {
+    public EagerReduction(Reducer reducer, int size) {
         this.reducer = reducer;
         this.size = size;
     }

@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.op;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.KoloInterruptedException;
@@ -40,7 +40,7 @@ public final class Deadlines {
     public static final class KoloTimeout extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        KoloTimeout() {
+        public KoloTimeout() {
             super(null, null, false, false);
         }
     }

@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -10,6 +10,7 @@ import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.engine.op.PendingOp;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.op;
 
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -18,33 +18,33 @@ import org.junit.jupiter.api.Test;
  * twice, and the registry stays bounded by letting go of idle names only.
  */
 class NameSlotTest {
-    private final ConcurrentHashMap<String, CollectiveClient.NameSlot> names = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, NameSlot> names = new ConcurrentHashMap<>();
 
     @Test
     void aNameIsInFlightOnceAndFreeAgainWhenReleased() {
         PendingOp first = op("w");
-        CollectiveClient.NameSlot slot = CollectiveClient.NameSlot.claim(names, 8, "w", first);
+        NameSlot slot = NameSlot.claim(names, 8, "w", first);
         assertSame(slot, first.slot);
         assertSame(first, slot.inFlight());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> CollectiveClient.NameSlot.claim(names, 8, "w", op("w")));
+                () -> NameSlot.claim(names, 8, "w", op("w")));
         assertTrue(e.getMessage().contains("already in flight"), e.getMessage());
         assertTrue(slot.release(first));
         assertTrue(!slot.release(first), "released twice");
         assertNull(slot.inFlight());
         PendingOp second = op("w");
-        assertSame(slot, CollectiveClient.NameSlot.claim(names, 8, "w", second), "the name keeps its slot");
+        assertSame(slot, NameSlot.claim(names, 8, "w", second), "the name keeps its slot");
         assertSame(second, slot.inFlight());
     }
 
     @Test
     void manyNamesLetGoOfIdleOnesButNeverOfOneInFlight() {
         PendingOp held = op("held");
-        CollectiveClient.NameSlot heldSlot = CollectiveClient.NameSlot.claim(names, 8, "held", held);
-        CollectiveClient.NameSlot early = null;
+        NameSlot heldSlot = NameSlot.claim(names, 8, "held", held);
+        NameSlot early = null;
         for (int i = 0; i < 100; i++) {
             PendingOp op = op("n" + i);
-            CollectiveClient.NameSlot slot = CollectiveClient.NameSlot.claim(names, 8, "n" + i, op);
+            NameSlot slot = NameSlot.claim(names, 8, "n" + i, op);
             if (i == 0) {
                 early = slot;
             }
@@ -53,11 +53,11 @@ class NameSlotTest {
         }
         assertSame(heldSlot, names.get("held"));
         assertSame(held, heldSlot.inFlight());
-        assertThrows(IllegalArgumentException.class, () -> CollectiveClient.NameSlot.claim(names, 8, "held", op("held")));
+        assertThrows(IllegalArgumentException.class, () -> NameSlot.claim(names, 8, "held", op("held")));
         // A name let go of registers anew; its old slot can never be claimed again.
-        assertSame(CollectiveClient.NameSlot.RETIRED, early.state);
+        assertSame(NameSlot.RETIRED, early.state);
         PendingOp again = op("n0");
-        assertNotSame(early, CollectiveClient.NameSlot.claim(names, 8, "n0", again));
+        assertNotSame(early, NameSlot.claim(names, 8, "n0", again));
         assertTrue(!early.release(again));
     }
 

@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.internal.control.OpSpec;
@@ -71,7 +71,7 @@ public final class RoundMessage {
     }
 
     /** Largest allreduce whose data travels in the rounds of a job of {@code size} ranks, unless tuned. */
-    static int eagerOpBytes(int size) {
+    public static int eagerOpBytes(int size) {
         return Math.max(MIN_EAGER_OP_BYTES, EAGER_FAN_OUT_BYTES / Math.max(1, size - 1));
     }
 

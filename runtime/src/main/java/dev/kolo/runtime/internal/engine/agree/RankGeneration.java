@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import dev.kolo.runtime.CollectiveMismatchException;
 import dev.kolo.runtime.KoloConfig;
@@ -6,6 +6,7 @@ import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.ControlChecks;
 import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
@@ -16,6 +17,12 @@ import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
 import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
+import dev.kolo.runtime.internal.engine.execute.BatchExecutor;
+import dev.kolo.runtime.internal.engine.execute.BatchOutcomes;
+import dev.kolo.runtime.internal.engine.execute.CollectiveOps;
+import dev.kolo.runtime.internal.engine.execute.EagerReduction;
+import dev.kolo.runtime.internal.engine.op.OpGeneration;
+import dev.kolo.runtime.internal.engine.op.PendingOp;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.wiring.DataPlaneFactory;
 import dev.kolo.runtime.internal.wiring.DataPlanes;
@@ -30,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * One generation as this rank runs it: what the rank has submitted, how every rank agrees on what runs, and
  * the execution, in the same order on every rank. This class holds the generation's state and the order of
  * the steps; the steps are its parts: {@link AgreementRound} (the exchange among the ranks), {@link ResponseLog}
- * and {@link CoordinatorRequests} (the coordinator's side), {@link BatchExecutor} (running what was agreed).
+ * and {@link CoordinatorRequests} (the coordinator's side), {@link BatchExecutor} (running what was agreed), each
+ * handed the facts it needs (this rank, the size, the tuning, where outcomes go), not this class.
  *
  * <p><b>Two paths to agreement.</b> A tensor whose spec is in the generation's {@link TensorCache} waits for
  * an <i>agreement round</i>: the ranks combine, over the data plane and in log2 n steps, the sets of cache ids
@@ -46,10 +54,10 @@ import org.slf4j.LoggerFactory;
  * it, and every rank sends its waiting op of that id to the coordinator, whose validation and stall inspector
  * then see it as any other.
  *
- * <p>State is guarded by the engine lock ({@link Engine}): whichever thread drives (the collective thread, or
+ * <p>State is guarded by the engine lock (the drive stage's): whichever thread drives (the collective thread, or
  * a caller waiting for its own op) runs {@link #admit}, {@link #round} and the rest.
  */
-final class RankGeneration {
+public final class RankGeneration implements OpGeneration {
     private static final Logger LOG = LoggerFactory.getLogger(RankGeneration.class);
     /**
      * Longest a cached tensor waits in agreement rounds before it goes to the coordinator, whose stall
@@ -58,24 +66,24 @@ final class RankGeneration {
      */
     static final long MAX_DEMOTE_AFTER_NANOS = 5_000_000_000L;
 
-    final long generation;
+    public final long generation;
     /** The ranks this generation's ops run among: the whole generation, or a process set of it. */
-    final SetScope scope;
+    public final SetScope scope;
     /** This rank in {@link #scope}. */
-    final int rank;
-    final int size;
-    final Assignment assignment;
-    final WorkerInfo self;
-    volatile KoloException abortCause;
-    volatile DataPlane dataPlane;
+    public final int rank;
+    public final int size;
+    public final Assignment assignment;
+    public final WorkerInfo self;
+    public volatile KoloException abortCause;
+    public volatile DataPlane dataPlane;
     /** Ranks of this generation (of its set) that announced their close, told to the data plane once it is open. */
-    final java.util.Set<Integer> closingRanks = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    public final java.util.Set<Integer> closingRanks = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final Observability observability;
     private final Completion completion;
     private final TensorCache cache;
     /** The tuned knobs in force (the job's settings unless {@code KOLO_AUTOTUNE} changed them). */
-    final Tuning tuning;
+    private final Tuning tuning;
     private final long demoteAfterNanos;
     /**
      * Longest a coordinator response may sit on this rank while another rank reports not holding it: the same
@@ -88,6 +96,18 @@ final class RankGeneration {
     private final ResponseLog responses = new ResponseLog();
     private final CoordinatorRequests requests;
     private BatchExecutor executor;
+    /** Where the execution's outcomes go: to the callers, and an end of this generation through the completion. */
+    private final BatchOutcomes outcomes = new BatchOutcomes() {
+        @Override
+        public void finish(PendingOp op, Tensor result, Throwable error) {
+            completion.finish(op, result, error);
+        }
+
+        @Override
+        public void endGeneration(KoloException cause) {
+            completion.abort(RankGeneration.this, cause);
+        }
+    };
 
     private boolean joined;
     private CompletableFuture<Integer> joinResult;
@@ -95,38 +115,21 @@ final class RankGeneration {
     private boolean anyJoined;
     /** Something this rank must tell the others in a round. */
     private boolean dirty;
-    /**
-     * Tensors failed by the stall inspector while this rank had not submitted them: its late submit fails. The
-     * newest {@link #STALLED_KEPT} only: a rank that never submits them must not keep every name (an older one
-     * submitted late then waits and stalls again).
-     */
-    private final Map<String, KoloException> stalled = new java.util.LinkedHashMap<>() {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, KoloException> eldest) {
-            return size() > STALLED_KEPT;
-        }
-    };
-    static final int STALLED_KEPT = 1024;
+    /** Tensors failed by the stall inspector before this rank submitted them: a late submit fails. */
+    private final StalledNames stalled = new StalledNames();
     /** Cache ids dropped in the current round (invalid or evicted): their waiting ops go to the coordinator. */
     private final List<Integer> removed = new ArrayList<>();
     /** The agreed ops of the current round that run on the data plane (reused: cleared after every round). */
     private final List<PendingOp> onDataPlane = new ArrayList<>();
 
-    /** How a finished op reaches its caller, and how a generation ends: {@link CollectiveClient}. */
-    interface Completion {
-        void finish(PendingOp op, Tensor result, Throwable error);
-
-        void abort(RankGeneration g, KoloException cause);
-
-        PendingOp pending(String name);
-    }
-
     /**
      * @param a the generation, or for a process set its workers in the set's rank order
      * @param self this worker, with its rank in {@code a}
+     * @param config the job's settings
+     * @param coordinator the way to the coordinator
      */
-    RankGeneration(Assignment a, SetScope scope, WorkerInfo self, ControlChannel node, Observability observability,
-                   Completion completion, Tuning tuning) {
+    public RankGeneration(Assignment a, SetScope scope, WorkerInfo self, KoloConfig config, ToCoordinator coordinator,
+                   Observability observability, Completion completion, Tuning tuning) {
         this.tuning = tuning;
         this.assignment = a;
         this.scope = scope;
@@ -136,35 +139,50 @@ final class RankGeneration {
         this.generation = a.generation();
         this.rank = self.rank();
         this.size = a.workers().size();
-        KoloConfig config = node.config();
         this.cache = new TensorCache(config.cacheCapacity());
         this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.stallWarning().toNanos() / 10);
         this.responseAgreementNanos = DataPlanes.progressTimeout(config).toNanos();
-        this.requests = new CoordinatorRequests(node, a.coordinatorNode(), generation, scope, rank,
+        this.requests = new CoordinatorRequests(coordinator, a.coordinatorNode(), generation, scope, rank,
                 observability.metrics);
     }
 
     /** Connects this generation's data plane (blocks until the ring is up or fails). */
-    void open(DataPlaneFactory factory, dev.kolo.runtime.internal.collectives.Reducer reducer) {
+    public void open(DataPlaneFactory factory, Reducer reducer) {
         dataPlane = factory.open(assignment, self, scope.id());
         closingRanks.forEach(dataPlane::peerClosing);
         if (abortCause != null) {
             dataPlane.abort(abortCause);
         }
-        round = new AgreementRound(this, cache, waiting, observability, reducer);
-        executor = new BatchExecutor(this, completion, observability, tuning,
-                new CollectiveOps(rank, size, dataPlane), new EagerReduction(reducer, size));
+        round = new AgreementRound(rank, size, cache, waiting, observability, reducer, tuning, this::protocolError);
+        executor = new BatchExecutor(size, outcomes, observability, tuning, new CollectiveOps(rank, size, dataPlane),
+                new EagerReduction(reducer, size));
     }
 
-    boolean opened() {
+    @Override
+    public long number() {
+        return generation;
+    }
+
+    @Override
+    public KoloException abortCause() {
+        return abortCause;
+    }
+
+    /** Ends this generation: its data plane stops, its pending ops fail (a caller gave up on a stuck op). */
+    @Override
+    public void end(KoloException cause) {
+        completion.abort(this, cause);
+    }
+
+    public boolean opened() {
         return executor != null;
     }
 
     // ---------------------------------------------------------------- submissions
 
     /** Takes a newly submitted op: it waits in agreement rounds if cached, else it goes to the coordinator. */
-    void admit(PendingOp op) {
-        KoloException stall = stalled.remove(op.spec.name);
+    public void admit(PendingOp op) {
+        KoloException stall = stalled.take(op.spec.name);
         if (stall != null) {
             completion.finish(op, null, stall);
             return;
@@ -198,14 +216,14 @@ final class RankGeneration {
     }
 
     /** Sends again what the coordinator has not answered for a while (see {@link CoordinatorRequests}). */
-    void resendDue(long now) {
+    public void resendDue(long now) {
         if (abortCause == null) {
             requests.resendDue(now, responses.received());
         }
     }
 
     /** This rank joins: it has no more data and contributes zeros to allreduces until every rank has joined. */
-    void join(CompletableFuture<Integer> result) {
+    public void join(CompletableFuture<Integer> result) {
         if (joinResult != null && !joinResult.isDone()) {
             result.completeExceptionally(new IllegalStateException("join() is already in progress on this rank"));
             return;
@@ -225,7 +243,7 @@ final class RankGeneration {
      * waited for is dropped, so that no deadline of a dead generation (a tensor's demotion, a response's
      * agreement) falls due and wakes the engine again and again until the next generation.
      */
-    void aborted(KoloException cause) {
+    public void aborted(KoloException cause) {
         if (joinResult != null) {
             joinResult.completeExceptionally(cause);
         }
@@ -237,7 +255,7 @@ final class RankGeneration {
     }
 
     /** A coordinator response or join completion of this generation has arrived. */
-    void onResponse(ControlMessage m, long arrivedNanos) {
+    public void onResponse(ControlMessage m, long arrivedNanos) {
         if (responses.isCopy(m)) {
             return;
         }
@@ -254,12 +272,12 @@ final class RankGeneration {
     // ---------------------------------------------------------------- rounds
 
     /** @return whether this rank has something to tell the others, or a waiting tensor is due for demotion */
-    boolean roundDue(long now) {
+    public boolean roundDue(long now) {
         return size > 1 && executor != null && abortCause == null && (dirty || now >= roundDeadline());
     }
 
     /** @return when this rank must next do something unasked: a round ({@link #roundDeadline}) or a resend */
-    long nextDeadline() {
+    public long nextDeadline() {
         return Math.min(roundDeadline(), abortCause != null ? Long.MAX_VALUE : requests.resendAt());
     }
 
@@ -286,7 +304,7 @@ final class RankGeneration {
      * @return whether this rank waits for anything (a tensor, a join, a coordinator response) or has something
      *         to tell the others
      */
-    boolean busy() {
+    public boolean busy() {
         return abortCause == null && (dirty || !waiting.isEmpty() || (joinResult != null && !joinResult.isDone())
                 || responses.pending());
     }
@@ -295,7 +313,7 @@ final class RankGeneration {
      * One agreement round: exchange with every rank, then run what every rank has ready, then what the
      * coordinator has answered and every rank holds, then apply the cache changes every rank makes here.
      */
-    void round(long now) {
+    public void round(long now) {
         waiting.invalidateOverdue(now, demoteAfterNanos); // waited too long: to the coordinator's stall inspector
         int length = round.write(dataPlane, joined, responses.received());
         dirty = false;
@@ -465,12 +483,12 @@ final class RankGeneration {
     }
 
     /** @return how many specs this rank's cache holds */
-    int cachedSpecs() {
+    public int cachedSpecs() {
         return cache.size();
     }
 
     /** Adds the sizes of this generation's structures kept per tensor name to {@code sizes} (for tests). */
-    void perNameSizes(Map<String, Integer> sizes) {
+    public void perNameSizes(Map<String, Integer> sizes) {
         sizes.put("cache", cache.size());
         sizes.put("stalled", stalled.size());
         sizes.put("unanswered", requests.size());

@@ -1,8 +1,12 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.drive;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.Reducer;
+import dev.kolo.runtime.internal.engine.agree.Completion;
+import dev.kolo.runtime.internal.engine.agree.RankGeneration;
+import dev.kolo.runtime.internal.engine.op.OpGeneration;
+import dev.kolo.runtime.internal.engine.op.PendingOp;
 import dev.kolo.runtime.internal.wiring.DataPlaneFactory;
 import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -15,7 +19,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #lock} works it ({@link EngineDriver} decides who that is); only the collective thread opens a
  * generation's data plane, since that blocks until the ring is up.
  */
-final class Engine {
+public final class Engine {
     /**
      * How long a thread that owns the engine polls for its peers after the last work before it parks: a peer
      * usually answers within tens of microseconds, and a parked thread takes tens of microseconds to wake
@@ -34,10 +38,10 @@ final class Engine {
     static final long SPIN_FIRST_NANOS = 2_000;
 
     /** Held by the thread that works the engine; every field below marked so is guarded by it. */
-    final ReentrantLock lock = new ReentrantLock();
+    public final ReentrantLock lock = new ReentrantLock();
     private final DataPlaneFactory dataPlanes;
     private final Reducer reducer;
-    private final RankGeneration.Completion completion;
+    private final Completion completion;
     /**
      * Ops submitted and not yet taken, newest first, linked through {@link PendingOp#nextSubmitted} (a stack any
      * thread pushes onto and the owner empties at once: no node per op).
@@ -45,7 +49,7 @@ final class Engine {
     private final AtomicReference<PendingOp> submissions = new AtomicReference<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** The generation ops are submitted to; replaced when a new one is assigned. */
-    volatile RankGeneration current;
+    public volatile RankGeneration current;
 
     // Guarded by the lock.
     /** Ops of a generation whose data plane is not open yet. */
@@ -57,7 +61,7 @@ final class Engine {
     /** When the newest op admitted in this step was submitted, or 0 when the step must read the clock. */
     private long submittedNanos;
 
-    Engine(DataPlaneFactory dataPlanes, Reducer reducer, RankGeneration.Completion completion) {
+    public Engine(DataPlaneFactory dataPlanes, Reducer reducer, Completion completion) {
         this.dataPlanes = dataPlanes;
         this.reducer = reducer;
         this.completion = completion;
@@ -65,7 +69,7 @@ final class Engine {
 
     // ---------------------------------------------------------------- any thread
 
-    void submit(PendingOp op) {
+    public void submit(PendingOp op) {
         PendingOp head;
         do {
             head = submissions.get();
@@ -74,7 +78,7 @@ final class Engine {
     }
 
     /** Runs {@code task} on the thread that next works the engine. */
-    void post(Runnable task) {
+    public void post(Runnable task) {
         tasks.add(task);
     }
 
@@ -170,10 +174,10 @@ final class Engine {
         if (op.slot.inFlight() != op) {
             return; // failed meanwhile (its generation was aborted)
         }
-        RankGeneration of = op.generation;
-        if (of != g || of.abortCause != null) {
-            completion.finish(op, null, of.abortCause != null ? of.abortCause
-                    : new KoloException("generation " + of.generation + " ended before '" + op.spec.name + "' ran"));
+        OpGeneration of = op.generation;
+        if (of != g || of.abortCause() != null) {
+            completion.finish(op, null, of.abortCause() != null ? of.abortCause()
+                    : new KoloException("generation " + of.number() + " ended before '" + op.spec.name + "' ran"));
             return;
         }
         g.admit(op);

@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import dev.kolo.runtime.internal.control.ControlMessage.JoinRequest;
 import dev.kolo.runtime.internal.control.ControlMessage.OpRequest;
@@ -21,7 +21,7 @@ final class CoordinatorRequests {
     /** How long a request to the coordinator goes unanswered before this rank sends it again. */
     static final long RESEND_NANOS = TimeUnit.SECONDS.toNanos(1);
 
-    private final ControlChannel node;
+    private final ToCoordinator coordinator;
     private final String coordinatorNode;
     private final long generation;
     private final SetScope scope;
@@ -35,9 +35,9 @@ final class CoordinatorRequests {
     private long resendAt = Long.MAX_VALUE;
 
     /** @param rank this rank in {@code scope} */
-    CoordinatorRequests(ControlChannel node, String coordinatorNode, long generation, SetScope scope, int rank,
+    CoordinatorRequests(ToCoordinator coordinator, String coordinatorNode, long generation, SetScope scope, int rank,
                         KoloMetrics metrics) {
-        this.node = node;
+        this.coordinator = coordinator;
         this.coordinatorNode = coordinatorNode;
         this.generation = generation;
         this.scope = scope;
@@ -58,7 +58,7 @@ final class CoordinatorRequests {
 
     /** Asks the coordinator to negotiate {@code spec}, saying how many responses this rank holds. */
     void request(OpSpec spec, long received) {
-        node.sendToCoordinator(coordinatorNode, new OpRequest(generation, scope, rank, spec, received));
+        coordinator.send(coordinatorNode, new OpRequest(generation, scope, rank, spec, received));
         long now = System.nanoTime();
         unanswered.put(spec.name, new Unanswered(spec, now));
         resendAt = Math.min(resendAt, now + RESEND_NANOS);
@@ -66,7 +66,7 @@ final class CoordinatorRequests {
 
     /** Tells the coordinator this rank has joined. */
     void join(long received) {
-        node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, scope, rank, received));
+        coordinator.send(coordinatorNode, new JoinRequest(generation, scope, rank, received));
         joinSentNanos = System.nanoTime();
         resendAt = Math.min(resendAt, joinSentNanos + RESEND_NANOS);
     }
@@ -97,7 +97,7 @@ final class CoordinatorRequests {
         long next = Long.MAX_VALUE;
         for (Unanswered u : unanswered.values()) {
             if (now - u.sentNanos >= RESEND_NANOS) {
-                node.sendToCoordinator(coordinatorNode, new OpRequest(generation, scope, rank, u.spec, received));
+                coordinator.send(coordinatorNode, new OpRequest(generation, scope, rank, u.spec, received));
                 metrics.resent();
                 u.sentNanos = now;
             }
@@ -105,7 +105,7 @@ final class CoordinatorRequests {
         }
         if (joinSentNanos >= 0) {
             if (now - joinSentNanos >= RESEND_NANOS) {
-                node.sendToCoordinator(coordinatorNode, new JoinRequest(generation, scope, rank, received));
+                coordinator.send(coordinatorNode, new JoinRequest(generation, scope, rank, received));
                 metrics.resent();
                 joinSentNanos = now;
             }

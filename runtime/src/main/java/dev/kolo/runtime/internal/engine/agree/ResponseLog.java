@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.ControlMessage.JoinResponse;

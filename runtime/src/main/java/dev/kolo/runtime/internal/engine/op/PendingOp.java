@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.op;
 
 import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.Tensor;
@@ -14,48 +14,48 @@ import java.util.concurrent.locks.LockSupport;
  * An op this rank has submitted and not yet seen complete, and the future its caller gets: one object per op,
  * which the engine's queues and lists link through its own fields, so that a cached op allocates nothing else.
  * A thread that waits on it ({@link #join}, {@link #get}) drives the rank's collective engine meanwhile (see
- * {@link EngineDriver}), as a blocking call does: no thread has to be woken to hand it the result. Stages
+ * {@link OpDriver}), as a blocking call does: no thread has to be woken to hand it the result. Stages
  * derived from it are plain {@link CompletableFuture}s.
  */
-final class PendingOp extends CompletableFuture<Tensor> {
-    final OpSpec spec;
+public final class PendingOp extends CompletableFuture<Tensor> {
+    public final OpSpec spec;
     /**
      * What the op reads, and where an allreduce writes its result (the input itself for an in-place one; null for
      * a new tensor): the caller's tensors until its caller gives up on it, then a private copy ({@link #detach}).
      * Read and written under the engine lock, at each use: the engine keeps no reference to them between steps.
      */
-    Tensor input;
-    Tensor output;
-    final RankGeneration generation;
-    final long submitNanos = System.nanoTime();
-    private final CollectiveClient client;
+    public Tensor input;
+    public Tensor output;
+    public final OpGeneration generation;
+    public final long submitNanos = System.nanoTime();
+    private final OpDriver driver;
     /** The cache id under which it waits in the agreement rounds, or -1 (new, or sent to the coordinator). */
-    int cacheId = -1;
+    public int cacheId = -1;
     /**
      * Its outcome when it finished under the engine lock, delivered to the future once the lock is let go: the
      * result tensor, or the failure (a {@link Throwable}); one field keeps the op small.
      */
-    Object outcome;
-    /** The registration of its name while it is in flight ({@link CollectiveClient}). */
-    CollectiveClient.NameSlot slot;
-    /** The op submitted before it, while both are in the engine's submissions ({@link Engine}). */
-    PendingOp nextSubmitted;
-    /** The op finished before it, while both wait to be delivered ({@link EngineDriver}). */
-    PendingOp nextFinished;
-    /** Its neighbours in submission order while it waits in agreement rounds ({@link WaitingTensors}). */
-    PendingOp waitingBefore;
-    PendingOp waitingAfter;
-    /** A thread parked until this op is done, woken when it completes ({@link EngineDriver#drive}). */
+    public Object outcome;
+    /** The registration of its name while it is in flight ({@link NameSlot}). */
+    public NameSlot slot;
+    /** The op submitted before it, while both are in the engine's submissions (the drive stage's queue). */
+    public PendingOp nextSubmitted;
+    /** The op finished before it, while both wait to be delivered (by the drive stage, once the lock is let go). */
+    public PendingOp nextFinished;
+    /** Its neighbours in submission order while it waits in agreement rounds (the agree stage's waiting list). */
+    public PendingOp waitingBefore;
+    public PendingOp waitingAfter;
+    /** A thread parked until this op is done, woken when it completes ({@link OpDriver#drive}). */
     private volatile Thread waiter;
     private static final AtomicReferenceFieldUpdater<PendingOp, Thread> WAITER =
             AtomicReferenceFieldUpdater.newUpdater(PendingOp.class, Thread.class, "waiter");
 
-    PendingOp(OpSpec spec, Tensor input, Tensor output, RankGeneration generation, CollectiveClient client) {
+    public PendingOp(OpSpec spec, Tensor input, Tensor output, OpGeneration generation, OpDriver driver) {
         this.spec = spec;
         this.input = input;
         this.output = output;
         this.generation = generation;
-        this.client = client;
+        this.driver = driver;
     }
 
     /**
@@ -64,7 +64,7 @@ final class PendingOp extends CompletableFuture<Tensor> {
      * never touch again; its result then lands in the copy and is discarded. Allocates only here, when a caller
      * gives up, never on the way of an op that completes.
      */
-    void detach() {
+    public void detach() {
         if (slot == null || slot.inFlight() != this || input == null) {
             return; // finished (or failed): no step uses its tensors any more
         }
@@ -80,7 +80,7 @@ final class PendingOp extends CompletableFuture<Tensor> {
      * Wakes {@code t} once this op is done, without the allocation of a dependent stage. @return false if another
      * thread is registered already (the caller then registers a stage of its own)
      */
-    boolean wakeOnDone(Thread t) {
+    public boolean wakeOnDone(Thread t) {
         if (!WAITER.compareAndSet(this, null, t)) {
             return false;
         }
@@ -133,7 +133,7 @@ final class PendingOp extends CompletableFuture<Tensor> {
     }
 
     // A waiter that leaves without the result (interrupted, past its deadline, or the op failed) returns only once
-    // the engine no longer uses the op's tensors (EngineDriver.letGo).
+    // the engine no longer uses the op's tensors (OpDriver.letGo).
 
     @Override
     public Tensor join() {
@@ -186,7 +186,7 @@ final class PendingOp extends CompletableFuture<Tensor> {
         long now = System.nanoTime();
         long deadline = nanos >= Long.MAX_VALUE / 2 ? now + Long.MAX_VALUE / 2 : now + nanos;
         try {
-            client.drive(this, deadline);
+            driver.drive(this, deadline);
         } catch (Deadlines.KoloTimeout ignored) {
             // the plain wait reports it
         } catch (KoloInterruptedException e) {
@@ -196,9 +196,9 @@ final class PendingOp extends CompletableFuture<Tensor> {
         }
     }
 
-    /** Returns once the engine no longer uses this op's tensors (see {@link CollectiveClient#letGo}). */
-    void letGo() {
-        client.letGo(this);
+    /** Returns once the engine no longer uses this op's tensors (see {@link OpDriver#letGo}). */
+    public void letGo() {
+        driver.letGo(this);
     }
 
     @Override

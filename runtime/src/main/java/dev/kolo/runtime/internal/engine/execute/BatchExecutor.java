@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.execute;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.Tensor;
@@ -6,6 +6,7 @@ import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.control.FusionPlan;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
+import dev.kolo.runtime.internal.engine.op.PendingOp;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.observability.Timeline;
@@ -23,14 +24,13 @@ import org.slf4j.LoggerFactory;
  * failure on the data plane fails the batch; a lost worker, a bug or a broken installation ends the generation
  * too, so that no rank is left waiting.
  */
-final class BatchExecutor {
+public final class BatchExecutor {
     private static final Logger LOG = LoggerFactory.getLogger(BatchExecutor.class);
 
-    private final RankGeneration generation;
     private final int size;
-    private final RankGeneration.Completion completion;
+    private final BatchOutcomes outcomes;
     private final Observability observability;
-    private final Tuning tuning;
+    private final BatchKnobs knobs;
     private final CollectiveOps ops;
     private final EagerReduction eager;
     // Reused for every round's batches (under the engine lock), and emptied after each: nothing allocated for them.
@@ -43,34 +43,34 @@ final class BatchExecutor {
     private final List<PendingOp> batchOps = new ArrayList<>();
     private static final long[] NO_COUNTS = new long[0];
 
-    BatchExecutor(RankGeneration generation, RankGeneration.Completion completion, Observability observability,
-                  Tuning tuning, CollectiveOps ops, EagerReduction eager) {
-        this.generation = generation;
-        this.size = generation.size;
-        this.completion = completion;
+    /** @param size the ranks of the generation */
+    public BatchExecutor(int size, BatchOutcomes outcomes, Observability observability, BatchKnobs knobs,
+                  CollectiveOps ops, EagerReduction eager) {
+        this.size = size;
+        this.outcomes = outcomes;
         this.observability = observability;
-        this.tuning = tuning;
+        this.knobs = knobs;
         this.ops = ops;
         this.eager = eager;
     }
 
     /** Completes a small allreduce whose data every rank sent in the round: reduced, it is at {@code at} of {@code combined}. */
-    void reduceEager(PendingOp op, ByteBuffer combined, int at, long agreedAt) {
+    public void reduceEager(PendingOp op, ByteBuffer combined, int at, long agreedAt) {
         boolean timed = observability.timed(); // the clock is read for nothing else: 25 ns of a 1 us op
         long started = timed ? System.nanoTime() : 0;
         Tensor result = op.output != null ? op.output : Tensor.allocate(op.spec.dtype, op.spec.shape);
         eager.finish(op.spec, combined, at, result.data());
         recordEager(op, agreedAt, started, timed);
-        completion.finish(op, result, null);
+        outcomes.finish(op, result, null);
     }
 
     /** Runs agreed cached ops on the data plane, fused where they fit. @return false if the generation ended */
-    boolean runFused(List<PendingOp> agreed, long agreedAt) {
+    public boolean runFused(List<PendingOp> agreed, long agreedAt) {
         try {
             for (int i = 0; i < agreed.size(); i++) {
                 agreedSpecs.add(agreed.get(i).spec);
             }
-            int batches = plan.plan(agreedSpecs, tuning.values().fusionThreshold());
+            int batches = plan.plan(agreedSpecs, knobs.fusionThreshold());
             for (int b = 0; b < batches; b++) {
                 clearBatch();
                 for (int k = plan.start(b); k < plan.end(b); k++) {
@@ -101,7 +101,7 @@ final class BatchExecutor {
     }
 
     /** A job of one: every op runs at once, alone. */
-    void runLocally(PendingOp op) {
+    public void runLocally(PendingOp op) {
         long[] perRank = op.spec.type == OpType.ALLGATHER || op.spec.type == OpType.ALLTOALL
                 ? new long[] {op.spec.rows()} : new long[0];
         List<Tensor> outputs = new ArrayList<>(1);
@@ -117,7 +117,7 @@ final class BatchExecutor {
      * @param batch the ops, null for an entry a joined rank contributes zeros to
      * @return false if the generation ended
      */
-    boolean run(OpType type, List<PendingOp> batch, List<OpSpec> specs, List<long[]> perRank,
+    public boolean run(OpType type, List<PendingOp> batch, List<OpSpec> specs, List<long[]> perRank,
                 List<Tensor> inputs, List<Tensor> outputs, long agreedAt) {
         long started = System.nanoTime();
         List<Tensor> results;
@@ -125,21 +125,21 @@ final class BatchExecutor {
             results = ops.run(type, specs, perRank, inputs, outputs);
         } catch (KoloException e) {
             if (e instanceof WorkerLostException) {
-                completion.abort(generation, e);
+                outcomes.endGeneration(e);
             }
-            batch.forEach(op -> completion.finish(op, null, e));
+            batch.forEach(op -> outcomes.finish(op, null, e));
             return !(e instanceof WorkerLostException);
         } catch (RuntimeException | Error e) {
             // A bug or a broken installation must not leave ranks waiting: fail this op and the generation.
             LOG.error("{} failed on this rank", type.label(), e);
             KoloException wrapped = new KoloException(type.label() + " failed on this rank: " + e, e);
-            batch.forEach(op -> completion.finish(op, null, wrapped));
-            completion.abort(generation, wrapped);
+            batch.forEach(op -> outcomes.finish(op, null, wrapped));
+            outcomes.endGeneration(wrapped);
             return false;
         }
         record(type, batch, agreedAt, started);
         for (int i = 0; i < batch.size(); i++) {
-            completion.finish(batch.get(i), results.get(i), null);
+            outcomes.finish(batch.get(i), results.get(i), null);
         }
         return true;
     }
@@ -176,7 +176,7 @@ final class BatchExecutor {
             metrics.negotiated(agreedAt - op.submitNanos);
             metrics.collective(type, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
             observability.processSetOp(type, now - op.submitNanos, op.spec.byteSize());
-            tuning.completed(op.spec.byteSize());
+            knobs.completed(op.spec.byteSize());
             if (timeline.enabled()) {
                 String name = op.spec.name;
                 timeline.span(name, "NEGOTIATE_" + type.name(), op.submitNanos, agreedAt);
@@ -200,7 +200,7 @@ final class BatchExecutor {
     private void recordEager(PendingOp op, long agreedAt, long started, boolean timed) {
         KoloMetrics metrics = observability.metrics;
         metrics.eager();
-        tuning.completed(op.spec.byteSize());
+        knobs.completed(op.spec.byteSize());
         if (!timed) {
             return;
         }

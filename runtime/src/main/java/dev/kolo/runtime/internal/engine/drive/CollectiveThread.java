@@ -1,7 +1,9 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.drive;
 
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.internal.collectives.DataPlane;
+import dev.kolo.runtime.internal.engine.agree.Completion;
+import dev.kolo.runtime.internal.engine.agree.RankGeneration;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * opens each generation's data plane. It waits without the lock (in the data plane's idle wait, or parked), so
  * a caller can take the engine over at once; while callers drive it parks and leaves the engine to them.
  */
-final class CollectiveThread {
+public final class CollectiveThread implements DrivingThread {
     private static final Logger LOG = LoggerFactory.getLogger(CollectiveThread.class);
     /**
      * Longest the collective thread keeps a peer's round waiting when this rank has nothing for it. Answering at
@@ -29,7 +31,7 @@ final class CollectiveThread {
 
     private final Engine engine;
     private final EngineDriver driver;
-    private final RankGeneration.Completion completion;
+    private final Completion completion;
     private final Thread thread;
     private volatile boolean closed;
     /** This thread waits without the lock: in the ring's idle wait, or parked. */
@@ -37,7 +39,7 @@ final class CollectiveThread {
     /** This thread is parked because callers drive (or the lock was taken). */
     private volatile boolean parked;
 
-    CollectiveThread(Engine engine, EngineDriver driver, RankGeneration.Completion completion, String name) {
+    public CollectiveThread(Engine engine, EngineDriver driver, Completion completion, String name) {
         this.engine = engine;
         this.driver = driver;
         this.completion = completion;
@@ -45,21 +47,22 @@ final class CollectiveThread {
         this.thread.setDaemon(true);
     }
 
-    void start() {
+    public void start() {
         thread.start();
     }
 
     /** Ends the loop: it sees the flag at its next pass; an interrupt ends the wait it is in. */
-    void close() {
+    public void close() {
         closed = true;
     }
 
-    void interrupt() {
+    public void interrupt() {
         thread.interrupt();
     }
 
     /** Work was queued: if this thread waits idle, wake it (and its data plane's idle wait). */
-    void wakeIfIdle(DataPlane dp) {
+    @Override
+    public void wakeIfIdle(DataPlane dp) {
         if (idle) {
             if (dp != null) {
                 dp.idleWakeup();
@@ -69,7 +72,8 @@ final class CollectiveThread {
     }
 
     /** The lock was let go with work left: if this thread parked for the callers, wake it. */
-    void wakeIfParked() {
+    @Override
+    public void wakeIfParked() {
         if (parked) {
             LockSupport.unpark(thread);
         }

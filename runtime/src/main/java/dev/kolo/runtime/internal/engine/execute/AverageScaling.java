@@ -1,4 +1,4 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.execute;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
@@ -12,21 +12,21 @@ import dev.kolo.runtime.internal.control.OpSpec;
  * inputs. BFLOAT16 has fp32's range but is treated alike so that the two half types behave the same way.
  * Every rank computes the same scales from the same spec and size, so all ranks still end with the same bytes.
  */
-final class AverageScaling {
+public final class AverageScaling {
     private AverageScaling() {}
 
     /** The op the data plane runs: SUM for AVERAGE, the spec's op otherwise. */
-    static ReduceOp sumOp(OpSpec spec) {
+    public static ReduceOp sumOp(OpSpec spec) {
         return spec.reduceOp == ReduceOp.AVERAGE ? ReduceOp.SUM : spec.reduceOp;
     }
 
     /** The scale applied to each rank's input before the reduction. */
-    static double prescale(OpSpec spec, int size) {
+    public static double prescale(OpSpec spec, int size) {
         return predivides(spec) ? spec.prescale / size : spec.prescale;
     }
 
     /** The scale applied to the reduced result. */
-    static double postscale(OpSpec spec, int size) {
+    public static double postscale(OpSpec spec, int size) {
         if (spec.reduceOp != ReduceOp.AVERAGE || predivides(spec)) {
             return spec.postscale;
         }

@@ -1,9 +1,10 @@
-package dev.kolo.runtime.internal.engine;
+package dev.kolo.runtime.internal.engine.agree;
 
 import dev.kolo.runtime.internal.autotune.TunedValues;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.Reducer;
 import dev.kolo.runtime.internal.control.OpSpec;
+import dev.kolo.runtime.internal.engine.execute.AverageScaling;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import dev.kolo.runtime.internal.observability.Observability;
 import java.nio.ByteBuffer;
@@ -12,6 +13,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * One agreement round on the data plane, as this rank takes part in it: it writes this rank's
@@ -21,11 +23,12 @@ import java.util.Map;
  * together), the eager data of those every rank sent (already reduced), the entries to drop, the fewest responses
  * any rank holds (and who holds that few) and whether any rank has joined.
  *
- * <p>Reused round after round by its {@link RankGeneration}, under the engine lock: no allocation for the
+ * <p>Reused round after round by the generation that made it, under the engine lock: no allocation for the
  * bookkeeping of a steady-state round.
  */
 final class AgreementRound {
-    private final RankGeneration generation;
+    /** Told what this rank cannot follow in a round: the generation ends. */
+    private final Consumer<String> protocolErrors;
     private final int rank;
     private final int size;
     private final TensorCache cache;
@@ -67,17 +70,18 @@ final class AgreementRound {
     /** Some rank (perhaps this one) has joined. */
     boolean someJoined;
 
-    AgreementRound(RankGeneration generation, TensorCache cache, WaitingTensors waiting, Observability observability,
-            Reducer reducer) {
-        this.generation = generation;
-        this.rank = generation.rank;
-        this.size = generation.size;
+    /** @param rank this rank among the generation's {@code size} */
+    AgreementRound(int rank, int size, TensorCache cache, WaitingTensors waiting, Observability observability,
+            Reducer reducer, Tuning tuning, Consumer<String> protocolErrors) {
+        this.protocolErrors = protocolErrors;
+        this.rank = rank;
+        this.size = size;
         this.cache = cache;
         this.waiting = waiting;
         this.observability = observability;
         this.metrics = observability.metrics;
         this.reducer = reducer;
-        this.tuning = generation.tuning;
+        this.tuning = tuning;
         this.rule = new RoundRule(cache, reducer, size, tuning);
     }
 
@@ -130,7 +134,7 @@ final class AgreementRound {
         result = dp.roundResult();
         ByteBuffer in = result;
         if (resultLength < RoundMessage.setsAt(size) || in.getInt(RoundMessage.WORDS) != words) {
-            generation.protocolError("the round's combined message has " + resultLength + " bytes for "
+            protocolErrors.accept("the round's combined message has " + resultLength + " bytes for "
                     + (resultLength >= 8 ? in.getInt(RoundMessage.WORDS) : -1) + " cache words; this rank has "
                     + words + ": the ranks' caches differ");
             return -1;
@@ -141,7 +145,7 @@ final class AgreementRound {
         if (tuneVersion > tuning.version()) { // new values: read (and allocated) only when they change
             TunedValues tuned = tunedValues(in);
             if (tuned == null) {
-                generation.protocolError("the round's combined message carries negative tuned values");
+                protocolErrors.accept("the round's combined message carries negative tuned values");
                 return -1;
             }
             tuning.roundEnded(tuneVersion, tuned, rounds, agreedAt());
@@ -166,7 +170,7 @@ final class AgreementRound {
         pos = pos < 0 ? -1 : RoundMessage.readSet(in, pos, resultLength, invalidBits, words);
         pos = pos < 0 ? -1 : RoundMessage.readSet(in, pos, resultLength, eagerBits, words);
         if (pos < 0) {
-            generation.protocolError("the round's combined message has a malformed id set");
+            protocolErrors.accept("the round's combined message has a malformed id set");
             return -1;
         }
         dataAt = pos;
@@ -211,13 +215,13 @@ final class AgreementRound {
                 bits &= bits - 1;
                 OpSpec spec = cache.spec(id);
                 if (spec == null) {
-                    generation.protocolError("the round carries data for cache id " + id
+                    protocolErrors.accept("the round carries data for cache id " + id
                             + ", which this rank does not hold");
                     return -1;
                 }
                 int bytes = (int) spec.byteSize();
                 if (pos + bytes > resultLength) {
-                    generation.protocolError("the round's combined message ends before the data of '" + spec.name
+                    protocolErrors.accept("the round's combined message ends before the data of '" + spec.name
                             + "'");
                     return -1;
                 }
