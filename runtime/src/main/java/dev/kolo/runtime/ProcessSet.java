@@ -88,7 +88,7 @@ public final class ProcessSet extends Collectives implements AutoCloseable {
 
     @Override
     Duration opTimeout() {
-        return kolo.config().opTimeout();
+        return kolo.config().get(Settings.OP_TIMEOUT);
     }
 
     /**

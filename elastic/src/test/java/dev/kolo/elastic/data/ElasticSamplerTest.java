@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.elastic.InProcessJob;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.Settings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -38,7 +39,7 @@ class ElasticSamplerTest {
         int base = 17000 + 200 * new Random().nextInt(100);
         for (int np = 1; np <= 5; np++) {
             int port = base + 20 * np;
-            JOBS.put(np, new InProcessJob(np, b -> b.clusterPort(port)));
+            JOBS.put(np, new InProcessJob(np, b -> b.set(Settings.CLUSTER_PORT, port)));
         }
     }
 

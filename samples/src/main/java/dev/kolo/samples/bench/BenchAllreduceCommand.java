@@ -6,6 +6,7 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ProcessSet;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
@@ -193,9 +195,9 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
 
     private int runWorker() {
         KoloConfig.Builder b = KoloConfig.builderFromEnvironment();
-        int rankHint = b.build().rankHint().orElse(0);
+        int rankHint = Objects.requireNonNullElse(b.build().get(Settings.RANK_HINT), 0);
         try (Kolo kolo = BenchWorkers.joinJob(b.metricsPort(metricsPort == 0 ? 0 : metricsPort + rankHint)
-                .timeline(timeline))) {
+                .set(Settings.TIMELINE, timeline))) {
             int n = kolo.size();
             Collectives group = group(kolo);
             if (!role.json() && kolo.rank() == 0) {

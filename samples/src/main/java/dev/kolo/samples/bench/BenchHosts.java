@@ -1,5 +1,6 @@
 package dev.kolo.samples.bench;
 
+import dev.kolo.runtime.Settings;
 import dev.kolo.samples.chaos.NetnsLab;
 import dev.kolo.samples.launch.ChildJvmOptions;
 import dev.kolo.samples.launch.Launcher;
@@ -110,6 +111,6 @@ final class BenchHosts {
         }
     }
 
-    private static final int CLUSTER_PORT = 5701;
+    private static final int CLUSTER_PORT = Settings.CLUSTER_PORT.defaultValue();
     private static final int TIMEOUT_MINUTES = 30;
 }

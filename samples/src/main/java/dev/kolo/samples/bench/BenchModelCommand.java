@@ -1,5 +1,6 @@
 package dev.kolo.samples.bench;
 
+import dev.kolo.runtime.Settings;
 import dev.kolo.samples.launch.KoloVersion;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -54,9 +55,9 @@ public final class BenchModelCommand implements Callable<Integer> {
             description = "Cores of the host the measured ranks shared (default: this machine's processors).")
     Integer cores;
 
-    @Option(names = "--fusion-threshold", paramLabel = "BYTES", defaultValue = "67108864",
+    @Option(names = "--fusion-threshold", paramLabel = "BYTES",
             description = "Largest fused buffer of the step (KOLO_FUSION_THRESHOLD; default: ${DEFAULT-VALUE}).")
-    long fusionThreshold;
+    long fusionThreshold = Settings.FUSION_THRESHOLD.defaultValue();
 
     @Option(names = "--agreement", paramLabel = "SCHEME", defaultValue = "RECURSIVE_DOUBLING",
             description = "Agreement round of the runtime measured and projected: ${COMPLETION-CANDIDATES} "

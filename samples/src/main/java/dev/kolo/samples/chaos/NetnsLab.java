@@ -1,5 +1,6 @@
 package dev.kolo.samples.chaos;
 
+import dev.kolo.runtime.Settings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -113,7 +114,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     int clusterPort(int node) {
-        return isolated ? 5701 : basePort + node;
+        return isolated ? Settings.CLUSTER_PORT.defaultValue() : basePort + node;
     }
 
     /** @return every node's {@code host:port}, for {@code --members} */

@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.autotune.Autotuner;
@@ -83,8 +84,8 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
         this.dataPlanes = dataPlanes;
         this.reducer = reducer;
         this.threadName = threadName;
-        this.cycleNanos.set(node.config().cycleTime().toNanos());
-        this.namesKept = Math.max(MIN_NAMES_KEPT, node.config().cacheCapacity());
+        this.cycleNanos.set(node.config().get(Settings.CYCLE_TIME).toNanos());
+        this.namesKept = Math.max(MIN_NAMES_KEPT, node.config().get(Settings.CACHE_CAPACITY));
         this.engine = new Engine(dataPlanes, reducer, this);
         this.driver = new EngineDriver(engine, this);
         this.collective = new CollectiveThread(engine, driver, this, threadName);
@@ -269,7 +270,7 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
      */
     void letGo(PendingOp op) {
         KoloConfig config = node.config();
-        driver.letGo(op, config.opTimeout(), DataPlanes.progressTimeout(config));
+        driver.letGo(op, config.get(Settings.OP_TIMEOUT), DataPlanes.progressTimeout(config));
     }
 
     /** {@link #letGo} for a future the caller stops waiting for; any other future is left as it is. */
@@ -308,13 +309,13 @@ public final class CollectiveClient implements AutoCloseable, RankGeneration.Com
     private Tuning tuning(Assignment a, WorkerInfo self) {
         KoloConfig config = node.config();
         int size = a.workers().size();
-        TunedValues settings = new TunedValues((int) config.fusionThreshold(), RoundMessage.eagerOpBytes(size),
-                (int) (config.cycleTime().toNanos() / 1000));
+        TunedValues settings = new TunedValues(config.get(Settings.FUSION_THRESHOLD).intValue(), RoundMessage.eagerOpBytes(size),
+                (int) (config.get(Settings.CYCLE_TIME).toNanos() / 1000));
         if (!scope.global()) {
             return new Tuning(settings, null, null, null);
         }
-        if (tuner == null && config.autotune() && self.rank() == 0 && size > 1) {
-            String log = config.autotuneLog();
+        if (tuner == null && config.get(Settings.AUTOTUNE) && self.rank() == 0 && size > 1) {
+            String log = config.get(Settings.AUTOTUNE_LOG);
             tuner = new Autotuner(settings, log == null || log.isBlank() ? null : java.nio.file.Path.of(log));
         }
         return new Tuning(settings, self.rank() == 0 ? tuner : null, cycleNanos, tuningHistory);

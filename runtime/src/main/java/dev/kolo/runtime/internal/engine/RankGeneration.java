@@ -3,6 +3,7 @@ package dev.kolo.runtime.internal.engine;
 import dev.kolo.runtime.CollectiveMismatchException;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.collectives.DataPlane;
@@ -137,8 +138,8 @@ final class RankGeneration {
         this.rank = self.rank();
         this.size = a.workers().size();
         KoloConfig config = node.config();
-        this.cache = new TensorCache(config.cacheCapacity());
-        this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.stallWarning().toNanos() / 10);
+        this.cache = new TensorCache(config.get(Settings.CACHE_CAPACITY));
+        this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.get(Settings.STALL_WARNING).toNanos() / 10);
         this.responseAgreementNanos = DataPlanes.progressTimeout(config).toNanos();
         this.requests = new CoordinatorRequests(node, a.coordinatorNode(), generation, scope, rank,
                 observability.metrics);
