@@ -1,9 +1,9 @@
 package dev.kolo.samples.bench;
 
 import dev.kolo.runtime.Settings;
-import dev.kolo.samples.chaos.NetnsLab;
 import dev.kolo.samples.launch.ChildJvmOptions;
 import dev.kolo.samples.launch.Launcher;
+import dev.kolo.samples.netns.NetnsLab;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

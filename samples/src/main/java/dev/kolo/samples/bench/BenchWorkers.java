@@ -2,6 +2,7 @@ package dev.kolo.samples.bench;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.samples.launch.JsonOption;
 import dev.kolo.samples.launch.Launcher;
 import dev.kolo.samples.launch.ParentWatch;
 import java.util.ArrayList;
@@ -29,7 +30,7 @@ final class BenchWorkers {
 
     /** @return whether {@code --json} was given: one JSON object per line instead of a table */
     boolean json() {
-        return output.json;
+        return output.json();
     }
 
     /**
