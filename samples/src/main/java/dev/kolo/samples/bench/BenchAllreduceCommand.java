@@ -169,17 +169,9 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     }
 
     private int launch(int np) {
-        List<String> args = new ArrayList<>(List.of("--min-bytes", Long.toString(minBytes),
-                "--max-bytes", Long.toString(maxBytes), "--budget", Double.toString(budget),
-                "--warmup", Double.toString(warmup), "--op", op, "--process-sets", Integer.toString(processSets)));
-        if (!fusedStep) {
-            args.add("--no-fused-step");
-        }
-        args.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
-        if (timeline != null) {
-            args.addAll(List.of("--timeline", timeline));
-        }
         if (hosts > 1) {
+            // The workers of each host get what they time; the hosts and their links are the driver's.
+            List<String> args = new ArrayList<>(role.givenOptions("--hosts", "--link-rate"));
             if (role.json()) {
                 args.add("--json");
             }
@@ -191,7 +183,7 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
                 throw new IllegalStateException("bench over " + hosts + " hosts failed: " + e, e);
             }
         }
-        return role.launch("allreduce", np, args);
+        return role.launch("allreduce", np);
     }
 
     private int runWorker() {

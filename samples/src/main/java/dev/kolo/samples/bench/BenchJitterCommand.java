@@ -66,17 +66,9 @@ public final class BenchJitterCommand implements Callable<Integer> {
                 }
             }
         }
-        return role.isWorker() ? runWorker() : launch(workers.np());
+        return role.isWorker() ? runWorker() : role.launch("jitter", workers.np());
     }
 
-    private int launch(int np) {
-        List<String> args = new ArrayList<>(List.of("--steps", Integer.toString(steps), "--max-sleep-ms",
-                Integer.toString(maxSleepMs)));
-        if (tls) {
-            args.add("--tls");
-        }
-        return role.launch("jitter", np, args);
-    }
 
     private int runWorker() {
         KoloConfig.Builder b = KoloConfig.builderFromEnvironment().metricsPort(0);
