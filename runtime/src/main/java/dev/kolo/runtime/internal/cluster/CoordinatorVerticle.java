@@ -14,7 +14,6 @@ import dev.kolo.runtime.internal.control.ControlMessage.MembersChanged;
 import dev.kolo.runtime.internal.control.ControlMessage.OpRequest;
 import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
-import dev.kolo.runtime.internal.negotiation.Negotiator;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.status.StatusVerticle;
 import io.vertx.core.Future;
@@ -58,6 +57,7 @@ final class CoordinatorVerticle extends VerticleBase {
 
     private final Observability observability;
     private final java.util.function.LongSupplier cycleNanos;
+    private final StallInspector stalls;
 
     /**
      * @param cycleNanos the cycle time in force ({@code KOLO_CYCLE_TIME}, or as rank 0's autotuner set it when this
@@ -69,6 +69,8 @@ final class CoordinatorVerticle extends VerticleBase {
         this.cycleNanos = cycleNanos;
         this.observability = observability;
         this.config = node.config();
+        this.stalls = new StallInspector(config.get(Settings.STALL_WARNING), config.get(Settings.STALL_SHUTDOWN),
+                observability.metrics);
         this.lastGeneration = lastGeneration;
         this.current = current;
         this.currentAborted = current != null; // a coordinator that takes over inherits a broken generation
@@ -82,10 +84,7 @@ final class CoordinatorVerticle extends VerticleBase {
         var bus = vertx.eventBus();
         bus.<ControlMessage>localConsumer(node.addresses().membersLocal(node.nodeId()),
                 m -> onMembers((MembersChanged) m.body()));
-        long shortest = config.get(Settings.STALL_SHUTDOWN).isZero() ? config.get(Settings.STALL_WARNING).toMillis()
-                : Math.min(config.get(Settings.STALL_WARNING).toMillis(), config.get(Settings.STALL_SHUTDOWN).toMillis() / 2);
-        long inspectEvery = Math.max(200, Math.min(5000, shortest / 4));
-        vertx.setPeriodic(inspectEvery, id -> inspectStalls());
+        vertx.setPeriodic(stalls.inspectEveryMillis(), id -> inspectStalls());
         vertx.setPeriodic(StatusVerticle.INTERVAL_MILLIS, id -> showStalls());
         return bus.consumer(node.addresses().coordinator(node.nodeId()), this::onMessage)
                 .completion()
@@ -271,43 +270,15 @@ final class CoordinatorVerticle extends VerticleBase {
         }
     }
 
-    /**
-     * The stall inspector: names ranks that keep others waiting, and fails such ops after the stall shutdown
-     * time. The warning comes first: at the stall warning time, or at half the shutdown time if that is earlier.
-     */
+    /** Runs the stall inspector over every negotiation of the current generation; a failed stall is sent at once. */
     private void inspectStalls() {
         if (currentAborted) {
             return;
         }
         for (SetNegotiation set : List.copyOf(sets.values())) {
-            inspectStalls(set);
-        }
-    }
-
-    private void inspectStalls(SetNegotiation set) {
-        Negotiator negotiator = set.negotiator;
-        Map<String, Long> stallWarned = set.stallWarned;
-        long now = System.nanoTime();
-        long shutdown = config.get(Settings.STALL_SHUTDOWN).toNanos();
-        long warnAfter = shutdown > 0 ? Math.min(config.get(Settings.STALL_WARNING).toNanos(), shutdown / 2)
-                : config.get(Settings.STALL_WARNING).toNanos();
-        for (Negotiator.Stall stall : negotiator.stalls(now, warnAfter)) {
-            Long last = stallWarned.get(stall.name());
-            if (last == null || now - last >= warnAfter) {
-                stallWarned.put(stall.name(), now);
-                observability.metrics.stallWarning();
-                LOG.warn("stall: {} has waited {} s for ranks {} to submit it (the other ranks are ready); "
-                        + "a rank that skips a tensor, or runs a different step, keeps everyone waiting{}",
-                        set.describe(stall.name()), String.format("%.1f", stall.seconds()),
-                        set.scope.globalRanks(stall.missingRanks()),
-                        shutdown > 0 ? "; it fails on every rank after " + config.get(Settings.STALL_SHUTDOWN).toSeconds()
-                                + " s (KOLO_STALL_SHUTDOWN)" : "");
+            if (stalls.inspect(set)) {
+                flush(set);
             }
-        }
-        stallWarned.keySet().removeIf(name -> negotiator.stalls(now, 0).stream().noneMatch(s -> s.name().equals(name)));
-        if (shutdown > 0) {
-            negotiator.failStalled(now, shutdown);
-            flush(set);
         }
     }
 
@@ -316,18 +287,8 @@ final class CoordinatorVerticle extends VerticleBase {
         if (sets.isEmpty() || currentAborted) {
             return;
         }
-        io.vertx.core.json.JsonArray list = new io.vertx.core.json.JsonArray();
-        for (SetNegotiation set : sets.values()) {
-            for (Negotiator.Stall stall : set.negotiator.stalls(System.nanoTime(),
-                    StatusVerticle.INTERVAL_MILLIS * 1_000_000)) {
-                list.add(new io.vertx.core.json.JsonObject().put("tensor", set.scope.global() ? stall.name()
-                                : "set " + set.scope.id() + "/" + stall.name())
-                        .put("missingRanks", new io.vertx.core.json.JsonArray(set.scope.globalRanks(stall.missingRanks())))
-                        .put("seconds", stall.seconds()));
-            }
-        }
-        StatusVerticle.post(vertx, node.addresses().status(node.nodeId()),
-                new io.vertx.core.json.JsonObject().put("kind", "stalls").put("stalls", list));
+        StatusVerticle.post(vertx, node.addresses().status(node.nodeId()), new io.vertx.core.json.JsonObject()
+                .put("kind", "stalls").put("stalls", stalls.waiting(sets.values(), StatusVerticle.INTERVAL_MILLIS)));
     }
 
     private HelloReply onHello(Hello hello) {
