@@ -6,6 +6,7 @@ import dev.kolo.checkpoint.InFlightPolicy;
 import dev.kolo.checkpoint.RestoredCheckpoint;
 import dev.kolo.elastic.internal.StateEntry;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -70,7 +71,7 @@ final class CheckpointLink implements AutoCloseable {
         if (dir == null && !useReplica) {
             return null;
         }
-        String job = kolo.config().jobName();
+        String job = kolo.config().get(Settings.JOB);
         return new CheckpointLink(checkpointers(kolo, job, dir, useReplica, false).build(),
                 () -> checkpointers(kolo, job, dir, useReplica, true).build(), true);
     }

@@ -2,6 +2,7 @@ package dev.kolo.elastic;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.access.Departure;
 import dev.kolo.runtime.internal.access.WorkerRegistry;
@@ -48,7 +49,7 @@ final class ElasticRun<R> {
 
     R run() {
         Blacklist blacklist = elastic
-                ? new Blacklist(WorkerRegistry.of(kolo).hazelcast(), kolo.config().jobName(), state.blacklistPolicy)
+                ? new Blacklist(WorkerRegistry.of(kolo).hazelcast(), kolo.config().get(Settings.JOB), state.blacklistPolicy)
                 : null;
         if (blacklist != null) {
             Optional<String> refused = blacklist.refusal(state.workerId(), System.currentTimeMillis());
@@ -194,7 +195,7 @@ final class ElasticRun<R> {
 
     private ElasticJobFailedException fixedJobStops(WorkerLostException lost) {
         return new ElasticJobFailedException(lostWorker(lost) + " was lost (" + lost.getMessage() + "); this job is not "
-                + "elastic (KOLO_MIN_NP unset), so every worker stops. Start all " + kolo.config().np() + " workers "
+                + "elastic (KOLO_MIN_NP unset), so every worker stops. Start all " + kolo.config().get(Settings.NP) + " workers "
                 + "again: they resume from the newest valid checkpoint (" + state.newestCheckpoint() + ")", lost);
     }
 
@@ -205,7 +206,7 @@ final class ElasticRun<R> {
      * timeout). Without that confirmation in time, the data plane's peer is named and said to be unconfirmed.
      */
     private String lostWorker(WorkerLostException lost) {
-        long deadline = System.nanoTime() + kolo.config().heartbeatTimeout().plusSeconds(2).toNanos();
+        long deadline = System.nanoTime() + kolo.config().get(Settings.HEARTBEAT_TIMEOUT).plusSeconds(2).toNanos();
         List<Departure> departed = WorkerRegistry.of(kolo).departed();
         while (departed.isEmpty() && System.nanoTime() < deadline) {
             LockSupport.parkNanos(DEPARTURE_POLL_NANOS);

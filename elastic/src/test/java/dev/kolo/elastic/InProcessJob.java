@@ -2,6 +2,7 @@ package dev.kolo.elastic;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +24,7 @@ public final class InProcessJob implements AutoCloseable {
         pool = Executors.newFixedThreadPool(np);
         List<Future<Kolo>> fs = new ArrayList<>();
         for (int i = 0; i < np; i++) {
-            KoloConfig c = tweak.apply(KoloConfig.builder().jobName(job).np(np).metricsPort(0).clusterPort(port)
+            KoloConfig c = tweak.apply(KoloConfig.builder().jobName(job).np(np).metricsPort(0).set(Settings.CLUSTER_PORT, port)
                     .rendezvousTimeout(Duration.ofSeconds(60))).build();
             fs.add(pool.submit(() -> Kolo.init(c)));
         }

@@ -35,7 +35,7 @@ public abstract sealed class Collectives permits Kolo, ProcessSet {
      * Waits until every rank of the group (the generation, or the process set) has called {@code barrier()}.
      *
      * @throws WorkerLostException if a worker of the generation is lost meanwhile
-     * @throws KoloException       if the barrier does not complete within {@link KoloConfig#opTimeout()}
+     * @throws KoloException       if the barrier does not complete within {@link Settings#OP_TIMEOUT}
      */
     public void barrier() {
         synchronized (barrierLock) { // the n-th barrier of every rank meets the n-th of the others
@@ -258,7 +258,7 @@ public abstract sealed class Collectives permits Kolo, ProcessSet {
     /**
      * Waits for the future of one of this worker's asynchronous collectives the way the blocking forms wait:
      * this thread drives the collective engine meanwhile (no hand-off to another thread), for at most
-     * {@link KoloConfig#opTimeout()} ({@code KOLO_OP_TIMEOUT}), and the op's own exception is rethrown
+     * {@link Settings#OP_TIMEOUT} ({@code KOLO_OP_TIMEOUT}), and the op's own exception is rethrown
      * unwrapped. For libraries built on the asynchronous forms, e.g. {@code DistributedOptimizer}.
      *
      * @param what names the op in the timeout's message, e.g. {@code "allreduce 'grad.w1'"}

@@ -84,7 +84,7 @@ public final class Kolo extends Collectives implements AutoCloseable {
      * @throws KoloException if the job has no secret outside LOCAL discovery (and is not marked insecure), a
      *                       port is taken, the cluster cannot be joined, the coordinator refuses this
      *                       worker, or the rendezvous does not complete within
-     *                       {@link KoloConfig#rendezvousTimeout()} (the message names who arrived)
+     *                       {@link Settings#RENDEZVOUS_TIMEOUT} (the message names who arrived)
      */
     public static Kolo init(KoloConfig config) {
         return new Kolo(WorkerBootstrap.start(config));
@@ -321,7 +321,7 @@ public final class Kolo extends Collectives implements AutoCloseable {
 
     @Override
     java.time.Duration opTimeout() {
-        return config().opTimeout();
+        return config().get(Settings.OP_TIMEOUT);
     }
 
     /**

@@ -31,7 +31,7 @@ public record MemberAddress(String host, int port) {
         if (v.isEmpty()) {
             throw new IllegalArgumentException("KOLO_MEMBERS has an empty entry; write host[:port],host[:port],...");
         }
-        return new MemberAddress(v, KoloConfig.DEFAULT_CLUSTER_PORT);
+        return new MemberAddress(v, Settings.CLUSTER_PORT.defaultValue());
     }
 
     @Override

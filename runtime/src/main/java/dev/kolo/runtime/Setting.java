@@ -24,6 +24,7 @@ public final class Setting<T> {
     private final String flag;
     private final String defaultText;
     private final T defaultValue;
+    private final Function<Values, T> derivedDefault;
     private final String accepted;
     private final String description;
     private final boolean secret;
@@ -36,6 +37,7 @@ public final class Setting<T> {
         this.flag = b.flag;
         this.defaultText = b.defaultText;
         this.defaultValue = b.defaultValue;
+        this.derivedDefault = b.derivedDefault;
         this.accepted = b.accepted;
         this.description = b.description;
         this.secret = b.secret;
@@ -77,6 +79,15 @@ public final class Setting<T> {
     /** @return the value when the setting is not given, or null when unset means "none" or is derived */
     public T defaultValue() {
         return defaultValue;
+    }
+
+    /**
+     * @param others the values of the other settings of the same configuration
+     * @return the value when the setting is not given: the declared default, or the one the declaration derives
+     *         from {@code others}
+     */
+    public T defaultIn(Values others) {
+        return derivedDefault != null ? derivedDefault.apply(others) : defaultValue;
     }
 
     /** @return the default as documented (Markdown), empty when there is none */
@@ -170,6 +181,12 @@ public final class Setting<T> {
         return name;
     }
 
+    /** The values of one configuration's settings, as a default derived from other settings reads them. */
+    public interface Values {
+        /** @return the value of {@code setting}: given, else its default */
+        <T> T get(Setting<T> setting);
+    }
+
     /** Where settings are read from: a function from a variable or property name to its raw value. */
     @FunctionalInterface
     interface SettingSource {
@@ -199,6 +216,7 @@ public final class Setting<T> {
         private String flag;
         private String defaultText = "";
         private T defaultValue;
+        private Function<Values, T> derivedDefault;
         private String accepted;
         private String description;
         private boolean secret;
@@ -219,6 +237,21 @@ public final class Setting<T> {
         /** The value when unset (null: none, or derived elsewhere) and how the documentation states it (Markdown). */
         public Builder<T> byDefault(T value, String text) {
             this.defaultValue = value;
+            this.defaultText = text;
+            return this;
+        }
+
+        /** The value when unset, documented as its {@code String.valueOf}. */
+        public Builder<T> byDefault(T value) {
+            return byDefault(value, String.valueOf(value));
+        }
+
+        /**
+         * The value when unset derived from the other settings of the same configuration (which must not derive
+         * theirs from this one), and how the documentation states it (Markdown).
+         */
+        public Builder<T> derivedFrom(Function<Values, T> derive, String text) {
+            this.derivedDefault = derive;
             this.defaultText = text;
             return this;
         }

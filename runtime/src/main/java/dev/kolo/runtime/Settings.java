@@ -1,5 +1,7 @@
 package dev.kolo.runtime;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +31,8 @@ public final class Settings {
     public static final int MAX_CACHE_CAPACITY = 1 << 24;
     /** Fewest characters of a job secret: proofs on the wire must not allow guessing it offline. */
     public static final int MIN_SECRET_LENGTH = 16;
+    /** How many consecutive cluster ports LOCAL discovery uses, so that several local jobs fit on one machine. */
+    public static final int LOCAL_PORT_COUNT = 20;
 
     private static final String NAME_PATTERN = "[A-Za-z0-9][A-Za-z0-9._-]{0,62}";
 
@@ -41,10 +45,12 @@ public final class Settings {
     public static final Setting<Integer> NP = count("KOLO_NP", "--np", 1, "1")
             .describe("number of workers the rendezvous waits for");
 
-    public static final Setting<Integer> MIN_NP = count("KOLO_MIN_NP", "--min-np", null, "`KOLO_NP`")
+    public static final Setting<Integer> MIN_NP = count("KOLO_MIN_NP", "--min-np", null, "")
+            .derivedFrom(c -> c.get(NP), "`KOLO_NP`")
             .describe("fewest workers of an elastic job (below `KOLO_NP` makes the job elastic)");
 
-    public static final Setting<Integer> MAX_NP = count("KOLO_MAX_NP", "--max-np", null, "`KOLO_NP`")
+    public static final Setting<Integer> MAX_NP = count("KOLO_MAX_NP", "--max-np", null, "")
+            .derivedFrom(c -> Math.max(c.get(NP), c.get(MIN_NP)), "`KOLO_NP`")
             .describe("most workers of an elastic job");
 
     public static final Setting<Discovery> DISCOVERY = choice("KOLO_DISCOVERY", "--discovery", Discovery.class,
@@ -62,16 +68,17 @@ public final class Settings {
             .describe("headless Service DNS name for `kubernetes` discovery");
 
     public static final Setting<String> HOST = text("KOLO_HOST", "--host", "an address or host name")
-            .byDefault(null, "`127.0.0.1` for `local`, else this machine's address")
+            .derivedFrom(c -> c.get(DISCOVERY) == Discovery.LOCAL ? "127.0.0.1" : thisMachinesAddress(),
+                    "`127.0.0.1` for `local`, else this machine's address")
             .describe("address to bind and advertise");
 
     public static final Setting<Integer> CLUSTER_PORT = port("KOLO_CLUSTER_PORT", "--cluster-port",
-            KoloConfig.DEFAULT_CLUSTER_PORT, false)
+            5701, false)
             .describe("cluster member port (`local` moves up to the next free of "
-                    + KoloConfig.LOCAL_PORT_COUNT + ")");
+                    + LOCAL_PORT_COUNT + ")");
 
     public static final Setting<Integer> SERVICE_PORT = port("KOLO_SERVICE_PORT", "--service-port", 1, false)
-            .byDefault(null, "`KOLO_CLUSTER_PORT`")
+            .derivedFrom(c -> c.get(CLUSTER_PORT), "`KOLO_CLUSTER_PORT`")
             .describe("cluster port `kubernetes` discovery looks for at each address of the Service: that of every "
                     + "pod's first worker, when a pod runs several workers on several cluster ports (they then share "
                     + "memory)");
@@ -84,7 +91,7 @@ public final class Settings {
                     + "port + i; left at its default under `local` discovery, a taken port moves up to a free one)");
 
     public static final Setting<String> METRICS_HOST = text("KOLO_METRICS_HOST", "--metrics-host", "an address")
-            .byDefault(null, "`KOLO_HOST`")
+            .derivedFrom(c -> c.get(HOST), "`KOLO_HOST`")
             .describe("address the metrics port (metrics, health, status page) binds; `127.0.0.1` keeps it to this "
                     + "machine and `kubectl port-forward`, `0.0.0.0` opens it on every interface");
 
@@ -105,7 +112,7 @@ public final class Settings {
             .describe("stable rank to ask for");
 
     public static final Setting<Long> FUSION_THRESHOLD = Setting.named("KOLO_FUSION_THRESHOLD", Long::valueOf)
-            .flag("--fusion-threshold").byDefault(64L << 20, "67108864")
+            .flag("--fusion-threshold").byDefault(64L << 20)
             .accepts("a whole number of bytes from 0 to " + Integer.MAX_VALUE, v -> v >= 0 && v <= Integer.MAX_VALUE)
             .describe("largest fused allreduce buffer in bytes; 0 disables fusion");
 
@@ -117,7 +124,7 @@ public final class Settings {
             .describe("how long the coordinator batches ready tensors while others are half-submitted");
 
     public static final Setting<Boolean> AUTOTUNE = Setting.named("KOLO_AUTOTUNE", Settings::bool)
-            .flag("--autotune").byDefault(false, "false").accepts("true or false", v -> true)
+            .flag("--autotune").byDefault(false).accepts("true or false", v -> true)
             .describe("tune the fusion threshold, the eager size of cached steps and the cycle time during the job's "
                     + "first steps (rank 0 tries settings and scores each by the bytes per second of the real steps; "
                     + "every rank switches at the same agreement round), then keep the best");
@@ -126,9 +133,13 @@ public final class Settings {
             .describe("with `KOLO_AUTOTUNE`, write one CSV row per sample to this file on rank 0: the values tried, "
                     + "the bytes and seconds measured and the score");
 
+    /*
+     * The cache's default is larger than the tensors of any real step (a large model has a few thousand), so a
+     * step never evicts its own tensors; an entry costs a few hundred bytes, and only entries in use cost anything
+     * in an agreement round (a bit each).
+     */
     public static final Setting<Integer> CACHE_CAPACITY = Setting.named("KOLO_CACHE_CAPACITY", Integer::valueOf)
-            .flag("--cache-capacity").byDefault(KoloConfig.DEFAULT_CACHE_CAPACITY,
-                    String.valueOf(KoloConfig.DEFAULT_CACHE_CAPACITY))
+            .flag("--cache-capacity").byDefault(65536)
             .accepts("a whole number from 0 (off) to " + MAX_CACHE_CAPACITY, v -> v >= 0 && v <= MAX_CACHE_CAPACITY)
             .describe("tensor specs each generation caches (a cached tensor is agreed among the ranks over the data "
                     + "plane, without the coordinator); 0 disables the cache");
@@ -138,20 +149,20 @@ public final class Settings {
 
     public static final Setting<Integer> RECURSIVE_DOUBLING_MAX_BYTES = Setting.named(
             "KOLO_RECURSIVE_DOUBLING_MAX_BYTES", Integer::valueOf).flag("--recursive-doubling-max-bytes")
-            .byDefault(65536, "65536")
+            .byDefault(65536)
             .accepts("a whole number of bytes from 0 (off) to " + MAX_RECURSIVE_DOUBLING_BYTES,
                     v -> v >= 0 && v <= MAX_RECURSIVE_DOUBLING_BYTES)
             .describe("largest allreduce of 3 or more ranks that takes recursive doubling (log2 n exchanges of the "
                     + "whole buffer; below it 4 or fewer ranks exchange directly up to 8 KiB)");
 
     public static final Setting<Long> RABENSEIFNER_MAX_BYTES = Setting.named("KOLO_RABENSEIFNER_MAX_BYTES",
-            Long::valueOf).flag("--rabenseifner-max-bytes").byDefault(4L << 20, "4194304")
+            Long::valueOf).flag("--rabenseifner-max-bytes").byDefault(4L << 20)
             .accepts("a whole number of bytes from 0 (off) to " + Integer.MAX_VALUE, v -> v >= 0 && v <= Integer.MAX_VALUE)
             .describe("largest allreduce of 3 or more ranks that takes Rabenseifner's recursive halving and doubling "
                     + "(2 log2 n steps); larger ones take the ring (2(n-1) steps)");
 
     public static final Setting<Boolean> SHM = Setting.named("KOLO_SHM", Settings::bool)
-            .flag("--shm").byDefault(true, "true").accepts("true or false", v -> true)
+            .flag("--shm").byDefault(true).accepts("true or false", v -> true)
             .describe("move the bytes between ranks of the same host (the same address: one machine, one pod) through "
                     + "shared memory under /dev/shm instead of TCP; the data connection they authenticated on stays "
                     + "open beside it as doorbell and watch");
@@ -160,7 +171,7 @@ public final class Settings {
     public static final int MAX_SHM_BYTES = 64 << 20;
 
     public static final Setting<Integer> SHM_BYTES = Setting.named("KOLO_SHM_BYTES", Integer::valueOf)
-            .flag("--shm-bytes").byDefault(1 << 20, "1048576")
+            .flag("--shm-bytes").byDefault(1 << 20)
             .accepts("a power of two from 65536 to " + MAX_SHM_BYTES,
                     v -> Integer.bitCount(v) == 1 && v >= 65536 && v <= MAX_SHM_BYTES)
             .describe("bytes of each direction's ring between two co-located ranks; each connection between them "
@@ -182,8 +193,13 @@ public final class Settings {
     public static final Setting<Duration> STALL_WARNING = seconds("KOLO_STALL_WARNING", "--stall-warning",
             Duration.ofSeconds(60), false).describe("log the ranks missing a tensor others submitted this long ago");
 
+    /*
+     * The stall shutdown's default is long enough for what one rank may legitimately do while the others wait at a
+     * collective (evaluate, write a checkpoint), short enough that a rank that never submits a tensor ends the step
+     * with an error rather than a hang; PyTorch's default collective timeout is the same 10 minutes.
+     */
     public static final Setting<Duration> STALL_SHUTDOWN = seconds("KOLO_STALL_SHUTDOWN", "--stall-shutdown",
-            KoloConfig.DEFAULT_STALL_SHUTDOWN, true).describe("fail such a tensor on every rank after this long, "
+            Duration.ofMinutes(10), true).describe("fail such a tensor on every rank after this long, "
                     + "naming the missing ranks (a rank that submits it later fails at once); 0 waits for ever");
 
     public static final Setting<Duration> ELASTIC_TIMEOUT = seconds("KOLO_ELASTIC_TIMEOUT", "--elastic-timeout",
@@ -207,7 +223,7 @@ public final class Settings {
                     + "it and hands the secret to its workers on standard input");
 
     public static final Setting<Boolean> INSECURE = Setting.named("KOLO_INSECURE", Settings::bool)
-            .flag("--insecure").byDefault(false, "false").accepts("true or false", v -> true)
+            .flag("--insecure").byDefault(false).accepts("true or false", v -> true)
             .describe("allow running without `KOLO_JOB_SECRET` under `members` or `kubernetes` discovery");
 
     public static final Setting<String> TLS_CERT = text("KOLO_TLS_CERT", "--tls-cert", "a PEM file path")
@@ -251,6 +267,16 @@ public final class Settings {
                     .append(" | ").append(cell(s.description())).append(" |\n");
         }
         return sb.toString();
+    }
+
+    /** This machine's address, the host a worker advertises outside LOCAL discovery unless KOLO_HOST is set. */
+    private static String thisMachinesAddress() {
+        try {
+            return InetAddress.getLocalHost().getHostAddress();
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("cannot determine this machine's address (" + e.getMessage()
+                    + "); set KOLO_HOST to the address other workers reach this one at");
+        }
     }
 
     private static String cell(String text) {

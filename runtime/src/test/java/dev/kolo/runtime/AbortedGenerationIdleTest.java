@@ -27,7 +27,7 @@ class AbortedGenerationIdleTest {
     @Test
     void aWorkerWhosePeerDiedWithATensorWaitingStaysIdle() throws Exception {
         String name = LocalJob.uniqueName("abort-idle");
-        try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).stallWarning(STALL_WARNING)
+        try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).set(Settings.STALL_WARNING, STALL_WARNING)
                 .build())) {
             List<Kolo> byRank = job.byRank();
             for (int i = 0; i < 2; i++) { // the first negotiates "w", the second agrees on it in a round

@@ -49,7 +49,7 @@ class AuthenticationTest {
     private LocalJob secured;
 
     private KoloConfig.Builder config() {
-        return LocalJob.config(job, 2).jobSecret(SECRET);
+        return LocalJob.config(job, 2).set(Settings.JOB_SECRET, SECRET);
     }
 
     @BeforeAll
@@ -109,9 +109,9 @@ class AuthenticationTest {
         Duration deadline = Duration.ofSeconds(6);
         long t0 = System.nanoTime();
         CompletableFuture<KoloException> wrong = CompletableFuture.supplyAsync(() -> assertThrows(KoloException.class,
-                () -> Kolo.init(config().jobSecret("some-other-secret-entirely").rendezvousTimeout(deadline).build())));
+                () -> Kolo.init(config().set(Settings.JOB_SECRET, "some-other-secret-entirely").rendezvousTimeout(deadline).build())));
         CompletableFuture<KoloException> none = CompletableFuture.supplyAsync(() -> assertThrows(KoloException.class,
-                () -> Kolo.init(config().jobSecret(null).rendezvousTimeout(deadline).build())));
+                () -> Kolo.init(config().set(Settings.JOB_SECRET, null).rendezvousTimeout(deadline).build())));
         String wrongMessage = wrong.get(60, TimeUnit.SECONDS).getMessage();
         String noneMessage = none.get(60, TimeUnit.SECONDS).getMessage();
         long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0);
@@ -196,7 +196,7 @@ class AuthenticationTest {
     void theClusterNameCarriesATagOfTheSecret() {
         String name = ClusterNode.hazelcastConfig(config().build()).getClusterName();
         assertTrue(name.startsWith(job + "-") && !name.contains(SECRET), name);
-        assertEquals(job, ClusterNode.hazelcastConfig(config().jobSecret(null).build()).getClusterName());
+        assertEquals(job, ClusterNode.hazelcastConfig(config().set(Settings.JOB_SECRET, null).build()).getClusterName());
         List<String> names = new ArrayList<>();
         for (Kolo k : secured.workers) {
             names.add(k.clusterNode().hazelcast().getConfig().getClusterName());

@@ -40,8 +40,8 @@ class AutotuneTest {
     void everyRankSwitchesAtTheSameRoundAndTheSearchKeepsTheBestItMeasured(@TempDir Path dir) throws Exception {
         Path log = dir.resolve("autotune.csv");
         String job = LocalJob.uniqueName("autotune");
-        try (LocalJob three = LocalJob.start(job, 3, i -> LocalJob.config(job, 3).autotune(true)
-                .autotuneLog(log.toString()).fusionThreshold(0).cycleTime(Duration.ofMillis(10)).build())) {
+        try (LocalJob three = LocalJob.start(job, 3, i -> LocalJob.config(job, 3).set(Settings.AUTOTUNE, true)
+                .set(Settings.AUTOTUNE_LOG, log.toString()).set(Settings.FUSION_THRESHOLD, 0L).set(Settings.CYCLE_TIME, Duration.ofMillis(10)).build())) {
             List<Kolo> ranks = three.byRank();
             // Steps until the search is over by its own rule (rank 0's tuner says so after its last sample); the
             // deadline only guards against a search that never ends.

@@ -26,7 +26,7 @@ class CallbackCollectiveTest {
     static void form() {
         String name = LocalJob.uniqueName("callback");
         // The op timeout is long, so that a hang is seen as one, not as a timeout inside the callback.
-        job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).opTimeout(Duration.ofSeconds(60)).build());
+        job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).set(Settings.OP_TIMEOUT, Duration.ofSeconds(60)).build());
     }
 
     @AfterAll

@@ -56,7 +56,7 @@ class CloseWithFrozenPeerTest {
             jvms.start(ProbeWorker.class, List.of("-Xmx256m"), Map.of("KOLO_METRICS_PORT", "0", "KOLO_JOB", job,
                     "KOLO_NP", "3", "KOLO_CLUSTER_PORT", Integer.toString(ports)));
         }
-        Kolo kolo = Kolo.init(KoloConfig.builder().jobName(job).np(3).metricsPort(0).clusterPort(ports).build());
+        Kolo kolo = Kolo.init(KoloConfig.builder().jobName(job).np(3).metricsPort(0).set(Settings.CLUSTER_PORT, ports).build());
         int closing;
         try {
             kolo.barrier(); // the processes pass it too, and say so

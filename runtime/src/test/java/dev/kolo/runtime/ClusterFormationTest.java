@@ -95,7 +95,7 @@ class ClusterFormationTest {
     @Test
     void rankHintsWinOverJoinOrder() {
         String job = LocalJob.uniqueName("hints");
-        try (LocalJob hinted = LocalJob.start(job, 3, i -> LocalJob.config(job, 3).rankHint(10 * (3 - i)).build())) {
+        try (LocalJob hinted = LocalJob.start(job, 3, i -> LocalJob.config(job, 3).set(Settings.RANK_HINT, 10 * (3 - i)).build())) {
             // Hints 30, 20, 10: ranks follow the hints, compacted to 0..2.
             for (int i = 0; i < 3; i++) {
                 assertEquals(2 - i, hinted.workers.get(i).rank());

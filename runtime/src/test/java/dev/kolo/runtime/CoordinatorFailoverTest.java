@@ -30,7 +30,7 @@ class CoordinatorFailoverTest {
         // it still lacks: the sign that the survivors' barriers really are pending at it.
         try (LogCapture log = LogCapture.start();
              LocalJob job = LocalJob.start(name, 4,
-                     i -> LocalJob.config(name, 4).stallWarning(Duration.ofSeconds(1)).build())) {
+                     i -> LocalJob.config(name, 4).set(Settings.STALL_WARNING, Duration.ofSeconds(1)).build())) {
             Kolo coordinator = job.workers.stream()
                     .filter(k -> k.nodeId().equals(k.coordinatorNode())).findFirst().orElseThrow();
             int coordinatorRank = coordinator.rank();

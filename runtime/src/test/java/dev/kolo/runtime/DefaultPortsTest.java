@@ -32,7 +32,7 @@ class DefaultPortsTest {
             HttpClient http = HttpClient.newHttpClient();
             for (int port : ports) {
                 assertTrue(port >= Settings.METRICS_PORT.defaultValue()
-                        && port < Settings.METRICS_PORT.defaultValue() + KoloConfig.LOCAL_PORT_COUNT, "port " + port);
+                        && port < Settings.METRICS_PORT.defaultValue() + Settings.LOCAL_PORT_COUNT, "port " + port);
                 HttpResponse<String> r = http.send(HttpRequest.newBuilder(
                         URI.create("http://127.0.0.1:" + port + "/health/live")).build(),
                         HttpResponse.BodyHandlers.ofString());

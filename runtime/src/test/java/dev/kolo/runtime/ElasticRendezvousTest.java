@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
 class ElasticRendezvousTest {
 
     private static KoloConfig.Builder elastic(String job, int np) {
-        return LocalJob.config(job, np).minNp(2).maxNp(5).elasticTimeout(Duration.ofSeconds(30));
+        return LocalJob.config(job, np).minNp(2).maxNp(5).set(Settings.ELASTIC_TIMEOUT, Duration.ofSeconds(30));
     }
 
     private static List<Kolo> byRank(List<Kolo> ks) {
@@ -99,7 +99,7 @@ class ElasticRendezvousTest {
     @Test
     void aMinorityCannotFormAGenerationAndAFixedJobCannotRejoin() throws Exception {
         String job = LocalJob.uniqueName("minority");
-        try (LocalJob four = LocalJob.start(job, 4, i -> elastic(job, 4).elasticTimeout(Duration.ofSeconds(4)).build())) {
+        try (LocalJob four = LocalJob.start(job, 4, i -> elastic(job, 4).set(Settings.ELASTIC_TIMEOUT, Duration.ofSeconds(4)).build())) {
             List<Kolo> ranks = byRank(four.workers);
             ranks.get(2).clusterNode().hazelcast().getLifecycleService().terminate();
             ranks.get(3).clusterNode().hazelcast().getLifecycleService().terminate();

@@ -34,8 +34,8 @@ class FreshNamesTest {
     @BeforeAll
     void form() {
         String name = LocalJob.uniqueName("fresh");
-        job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).cacheCapacity(CAPACITY)
-                .stallWarning(Duration.ofSeconds(1)).stallShutdown(Duration.ofSeconds(2)).build());
+        job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).set(Settings.CACHE_CAPACITY, CAPACITY)
+                .set(Settings.STALL_WARNING, Duration.ofSeconds(1)).set(Settings.STALL_SHUTDOWN, Duration.ofSeconds(2)).build());
         byRank = job.byRank();
     }
 

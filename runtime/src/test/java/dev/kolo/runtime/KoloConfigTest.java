@@ -27,32 +27,32 @@ class KoloConfigTest {
     @Test
     void defaultsAreALocalSingleWorker() {
         KoloConfig c = from(Map.of());
-        assertEquals(1, c.np());
-        assertEquals(Discovery.LOCAL, c.discovery());
-        assertEquals("127.0.0.1", c.host());
+        assertEquals(1, c.get(Settings.NP));
+        assertEquals(Discovery.LOCAL, c.get(Settings.DISCOVERY));
+        assertEquals("127.0.0.1", c.get(Settings.HOST));
         assertFalse(c.elastic());
-        assertTrue(c.rankHint().isEmpty());
+        assertEquals(null, c.get(Settings.RANK_HINT));
     }
 
     @Test
     void environmentIsRead() {
         KoloConfig c = from(Map.of("KOLO_JOB", "train-1", "KOLO_NP", "4", "KOLO_MIN_NP", "2", "KOLO_MAX_NP", "6",
                 "KOLO_RENDEZVOUS_TIMEOUT", "2.5", "KOLO_DATA_PORT", "7070", "KOLO_RANK_HINT", "3"));
-        assertEquals("train-1", c.jobName());
-        assertEquals(4, c.np());
-        assertEquals(2, c.minNp());
-        assertEquals(6, c.maxNp());
+        assertEquals("train-1", c.get(Settings.JOB));
+        assertEquals(4, c.get(Settings.NP));
+        assertEquals(2, c.get(Settings.MIN_NP));
+        assertEquals(6, c.get(Settings.MAX_NP));
         assertTrue(c.elastic());
-        assertEquals(Duration.ofMillis(2500), c.rendezvousTimeout());
-        assertEquals(7070, c.dataPort());
-        assertEquals(3, c.rankHint().getAsInt());
+        assertEquals(Duration.ofMillis(2500), c.get(Settings.RENDEZVOUS_TIMEOUT));
+        assertEquals(7070, c.get(Settings.DATA_PORT));
+        assertEquals(3, c.get(Settings.RANK_HINT));
     }
 
     @Test
     void podOrdinalIsTheRankHintOnKubernetes() {
         KoloConfig c = from(Map.of("KOLO_DISCOVERY", "kubernetes", "KOLO_SERVICE_DNS", "w.default.svc",
                 "HOSTNAME", "kolo-worker-7", "KOLO_HOST", "10.0.0.7"));
-        assertEquals(7, c.rankHint().getAsInt());
+        assertEquals(7, c.get(Settings.RANK_HINT));
     }
 
     @Test
@@ -75,20 +75,20 @@ class KoloConfigTest {
     void secretAndInsecureAreReadAndTheSecretIsNeverShown() {
         String secret = "s3cret-s3cret-s3cret";
         KoloConfig c = from(Map.of("KOLO_JOB_SECRET", " " + secret + "\n", "KOLO_INSECURE", "TRUE"));
-        assertTrue(c.hasJobSecret());
-        assertEquals(secret, c.jobSecret(), "trimmed like every setting");
-        assertTrue(c.insecure());
+        assertTrue(c.isSet(Settings.JOB_SECRET));
+        assertEquals(secret, c.get(Settings.JOB_SECRET), "trimmed like every setting");
+        assertTrue(c.get(Settings.INSECURE));
         assertFalse(c.toString().contains(secret), c.toString());
-        assertTrue(c.toBuilder().build().hasJobSecret());
+        assertTrue(c.toBuilder().build().isSet(Settings.JOB_SECRET));
         KoloConfig none = from(Map.of("KOLO_JOB_SECRET", " "));
-        assertFalse(none.hasJobSecret());
-        assertFalse(none.insecure());
+        assertFalse(none.isSet(Settings.JOB_SECRET));
+        assertFalse(none.get(Settings.INSECURE));
         assertTrue(error(Map.of("KOLO_INSECURE", "maybe")).contains("KOLO_INSECURE must be true or false"));
         String shortOne = error(Map.of("KOLO_JOB_SECRET", "hunter2"));
         assertTrue(shortOne.contains("KOLO_JOB_SECRET must be at least 16 random characters")
                 && shortOne.contains("(got a value of 7 characters)") && !shortOne.contains("hunter2"), shortOne);
         String shortBuilt = assertThrows(IllegalArgumentException.class,
-                () -> KoloConfig.builder().jobSecret("hunter2")).getMessage();
+                () -> KoloConfig.builder().set(Settings.JOB_SECRET, "hunter2")).getMessage();
         assertTrue(shortBuilt.contains("(got a secret)") && !shortBuilt.contains("hunter2"), shortBuilt);
         String placeholder = error(Map.of("KOLO_JOB_SECRET", KoloConfig.MANIFEST_PLACEHOLDER));
         assertTrue(placeholder.contains("placeholder") && placeholder.contains("docs/kubernetes.md"), placeholder);
@@ -99,9 +99,9 @@ class KoloConfigTest {
         Path file = tmp.resolve("secret");
         Files.writeString(file, "file-s3cret-file-s3cret\r\nsecond line\n");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
-        assertEquals("file-s3cret-file-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).jobSecret());
+        assertEquals("file-s3cret-file-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).get(Settings.JOB_SECRET));
         assertEquals("var-s3cret-var-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString(),
-                "KOLO_JOB_SECRET", "var-s3cret-var-s3cret")).jobSecret());
+                "KOLO_JOB_SECRET", "var-s3cret-var-s3cret")).get(Settings.JOB_SECRET));
         Files.writeString(file, "hunter2\n");
         String shortOne = error(Map.of("KOLO_JOB_SECRET_FILE", file.toString()));
         assertTrue(shortOne.contains("KOLO_JOB_SECRET_FILE: the first line of " + file + " must be the job secret, "
@@ -123,7 +123,7 @@ class KoloConfigTest {
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-rw--w-"));
         assertTrue(error(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).contains("has mode 0662"));
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--r-----")); // group: Kubernetes' fsGroup
-        assertEquals("file-s3cret-file-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).jobSecret());
+        assertEquals("file-s3cret-file-s3cret", from(Map.of("KOLO_JOB_SECRET_FILE", file.toString())).get(Settings.JOB_SECRET));
     }
 
     @Test
@@ -134,8 +134,8 @@ class KoloConfigTest {
         assertTrue(e.getMessage().contains("KOLO_JOB_SECRET") && e.getMessage().contains("KOLO_INSECURE=true")
                 && e.getMessage().contains("Secret"), e.getMessage());
         assertFalse(e.getMessage().contains("\n"));
-        Kolo.checkSecurity(members.toBuilder().insecure(true).build());
-        Kolo.checkSecurity(members.toBuilder().jobSecret("0123456789abcdef").build());
+        Kolo.checkSecurity(members.toBuilder().set(Settings.INSECURE, true).build());
+        Kolo.checkSecurity(members.toBuilder().set(Settings.JOB_SECRET, "0123456789abcdef").build());
         Kolo.checkSecurity(from(Map.of())); // LOCAL: unchanged
         // Kolo.init refuses before it binds or joins anything.
         KoloException init = assertThrows(KoloException.class, () -> Kolo.init(members));
@@ -146,9 +146,9 @@ class KoloConfigTest {
     void propertyNamesFollowTheVariablesAndWin() {
         assertEquals("kolo.min.np", Settings.MIN_NP.property());
         assertEquals(List.of("a:1", "b"), from(Map.of("KOLO_DISCOVERY", "members", "KOLO_MEMBERS", " a:1, ,b ",
-                "KOLO_INSECURE", "true")).members());
+                "KOLO_INSECURE", "true")).get(Settings.MEMBERS));
         KoloConfig c = from(Map.of("KOLO_NP", "2", "kolo.np", "3"));
-        assertEquals(3, c.np());
+        assertEquals(3, c.get(Settings.NP));
         assertEquals("-Dkolo.np must be a whole number from 1 to 4096 (got 'x')",
                 error(Map.of("KOLO_NP", "2", "kolo.np", "x")));
     }

@@ -15,13 +15,13 @@ import org.junit.jupiter.api.Test;
  */
 class KubernetesDiscoveryTest {
     private static KoloConfig.Builder kubernetes() {
-        return KoloConfig.builder().jobName("k8s").np(4).discovery(Discovery.KUBERNETES).serviceDns("kolo-workers")
-                .host("10.0.0.7").jobSecret("0123456789abcdef0123456789abcdef");
+        return KoloConfig.builder().jobName("k8s").np(4).discovery(Discovery.KUBERNETES).set(Settings.SERVICE_DNS, "kolo-workers")
+                .host("10.0.0.7").set(Settings.JOB_SECRET, "0123456789abcdef0123456789abcdef");
     }
 
     @Test
     void aPodsSecondWorkerBindsItsOwnPortAndLooksForTheFirstWorkersOnEveryPod() {
-        Config hz = ClusterNode.hazelcastConfig(kubernetes().clusterPort(5702).servicePort(5701).build());
+        Config hz = ClusterNode.hazelcastConfig(kubernetes().set(Settings.CLUSTER_PORT, 5702).set(Settings.SERVICE_PORT, 5701).build());
         KubernetesConfig k = hz.getNetworkConfig().getJoin().getKubernetesConfig();
         assertTrue(k.isEnabled());
         assertEquals("kolo-workers", k.getProperty("service-dns"));
@@ -31,7 +31,7 @@ class KubernetesDiscoveryTest {
 
     @Test
     void byDefaultItLooksForItsOwnPort() {
-        Config hz = ClusterNode.hazelcastConfig(kubernetes().clusterPort(5711).build());
+        Config hz = ClusterNode.hazelcastConfig(kubernetes().set(Settings.CLUSTER_PORT, 5711).build());
         assertEquals("5711", hz.getNetworkConfig().getJoin().getKubernetesConfig().getProperty("service-port"));
         assertEquals(5711, hz.getNetworkConfig().getPort());
     }

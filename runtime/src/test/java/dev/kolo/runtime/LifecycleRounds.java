@@ -24,7 +24,7 @@ public final class LifecycleRounds {
             String job = "lifecycle-" + round;
             // The defaults a user's test would use, but a port range of its own per test process.
             try (LocalJob j = LocalJob.start(job, 2, i -> KoloConfig.builder().jobName(job).np(2).metricsPort(0)
-                    .clusterPort(basePort).build())) {
+                    .set(Settings.CLUSTER_PORT, basePort).build())) {
                 System.out.println("formed round=" + round);
                 java.util.List<Float> sums = j.onAll(k -> k.allreduce("x", Tensor.of(new float[] {k.rank() + 1f}),
                         ReduceOp.SUM).toFloatArray()[0]);

@@ -37,12 +37,12 @@ final class LocalJob implements AutoCloseable {
      * join then probes the other job's members, which costs seconds a test need not spend.
      */
     static int freshPortRange() {
-        return 12000 + KoloConfig.LOCAL_PORT_COUNT * (NEXT_RANGE.getAndIncrement() % 500);
+        return 12000 + Settings.LOCAL_PORT_COUNT * (NEXT_RANGE.getAndIncrement() % 500);
     }
 
     static KoloConfig.Builder config(String job, int np) {
         return KoloConfig.builder().jobName(job).np(np).metricsPort(0)
-                .clusterPort(PORTS.computeIfAbsent(job, j -> freshPortRange()))
+                .set(Settings.CLUSTER_PORT, PORTS.computeIfAbsent(job, j -> freshPortRange()))
                 .rendezvousTimeout(Duration.ofSeconds(60));
     }
 

@@ -36,8 +36,8 @@ class LostControlMessageTest {
     @BeforeAll
     static void start() {
         String name = LocalJob.uniqueName("lost-ctl");
-        job = LocalJob.start(name, 3, i -> LocalJob.config(name, 3).stallWarning(Duration.ofSeconds(3))
-                .stallShutdown(STALL_SHUTDOWN).build());
+        job = LocalJob.start(name, 3, i -> LocalJob.config(name, 3).set(Settings.STALL_WARNING, Duration.ofSeconds(3))
+                .set(Settings.STALL_SHUTDOWN, STALL_SHUTDOWN).build());
         job.workers.forEach(k -> RANKS[k.rank()] = k);
         assertTrue(RANKS[0].coordinatorRank() == 0, "rank 0 should coordinate");
     }

@@ -35,7 +35,7 @@ class LostResponseTest {
     @Test
     void aResponseThatNeverReachesAPeerEndsTheGenerationWithinTheDeadline() throws Exception {
         String job = LocalJob.uniqueName("lost");
-        KoloConfig config = LocalJob.config(job, 2).heartbeatTimeout(Duration.ofSeconds(1)).build();
+        KoloConfig config = LocalJob.config(job, 2).set(Settings.HEARTBEAT_TIMEOUT, Duration.ofSeconds(1)).build();
         ClusterNode node = ClusterNode.start(config, new SimpleMeterRegistry(), null);
         MirrorPlane plane = new MirrorPlane(false);
         plane.peerLacksResponses = true;

@@ -35,7 +35,7 @@ class ManyTensorsTest {
     private List<Kolo> ranks(int size) {
         LocalJob job = jobs.computeIfAbsent(size, n -> {
             String name = LocalJob.uniqueName("many");
-            return LocalJob.start(name, n, i -> LocalJob.config(name, n).cacheCapacity(CAPACITY).build());
+            return LocalJob.start(name, n, i -> LocalJob.config(name, n).set(Settings.CACHE_CAPACITY, CAPACITY).build());
         });
         return job.byRank();
     }
@@ -132,7 +132,7 @@ class ManyTensorsTest {
     @Test
     void anEvictionWhileARankWaitsSendsItsTensorsToTheCoordinator() throws Exception {
         String name = LocalJob.uniqueName("evict");
-        try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).cacheCapacity(4).build())) {
+        try (LocalJob job = LocalJob.start(name, 2, i -> LocalJob.config(name, 2).set(Settings.CACHE_CAPACITY, 4).build())) {
             List<Kolo> byRank = job.byRank();
             List<Kolo> ranks = byRank;
             List<String> cached = List.of("a", "b", "c", "d");

@@ -26,7 +26,7 @@ class MetricsHostTest {
             assertEquals(null, kolo.statusUrl(), "no page with the metrics port off");
         }
         job = LocalJob.uniqueName("mhost");
-        try (Kolo kolo = Kolo.init(LocalJob.config(job, 1).metricsPort(freePort()).metricsHost("0.0.0.0").build())) {
+        try (Kolo kolo = Kolo.init(LocalJob.config(job, 1).metricsPort(freePort()).set(Settings.METRICS_HOST, "0.0.0.0").build())) {
             String page = kolo.statusUrl();
             assertEquals("http://127.0.0.1:" + kolo.metricsPort() + "/", page, "a wildcard bind names the host");
             assertEquals(page, kolo.jobStatusUrl(), "a job of one is its own coordinator");
@@ -41,7 +41,7 @@ class MetricsHostTest {
     void anAddressNotOfThisMachineIsRefusedNamingTheSetting() {
         // TEST-NET-1 (RFC 5737): never assigned to a host, so binding it fails.
         KoloException e = assertThrows(KoloException.class, () -> Kolo.init(LocalJob.config(
-                LocalJob.uniqueName("mhost"), 1).metricsPort(freePort()).metricsHost("192.0.2.1").build()).close());
+                LocalJob.uniqueName("mhost"), 1).metricsPort(freePort()).set(Settings.METRICS_HOST, "192.0.2.1").build()).close());
         assertTrue(e.getMessage().contains("KOLO_METRICS_HOST") && e.getMessage().contains("192.0.2.1"),
                 e.getMessage());
     }

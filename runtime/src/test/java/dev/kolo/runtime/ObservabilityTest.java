@@ -54,7 +54,7 @@ class ObservabilityTest {
         int portB = freePort();
         String timeline = dir.resolve("trace-{rank}.json").toString();
         CompletableFuture<Kolo> a = CompletableFuture.supplyAsync(() -> Kolo.init(LocalJob.config(job, 2)
-                .metricsPort(portA).timeline(timeline).build()));
+                .metricsPort(portA).set(Settings.TIMELINE, timeline).build()));
         // Before the second worker arrives: live, but not ready.
         HttpResponse<String> notReady = null;
         for (int i = 0; i < 200 && notReady == null; i++) {
@@ -68,7 +68,7 @@ class ObservabilityTest {
         assertTrue(notReady.body().contains("waiting for rendezvous"));
         assertEquals(200, get(portA, "/health/live").statusCode());
 
-        Kolo b = Kolo.init(LocalJob.config(job, 2).metricsPort(portB).timeline(timeline).build());
+        Kolo b = Kolo.init(LocalJob.config(job, 2).metricsPort(portB).set(Settings.TIMELINE, timeline).build());
         Kolo ka = a.get(60, TimeUnit.SECONDS);
         try {
             HttpResponse<String> ready = get(portA, "/health/ready");

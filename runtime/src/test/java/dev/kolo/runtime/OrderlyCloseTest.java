@@ -30,7 +30,7 @@ class OrderlyCloseTest {
         String name = LocalJob.uniqueName("orderly");
         int clusterPort = LocalJob.freshPortRange();
         try (LogCapture log = LogCapture.start(); LocalJob job = LocalJob.start(name, 3, i -> KoloConfig.builder()
-                .jobName(name).np(3).clusterPort(clusterPort).rendezvousTimeout(Duration.ofSeconds(60)).build())) {
+                .jobName(name).np(3).set(Settings.CLUSTER_PORT, clusterPort).rendezvousTimeout(Duration.ofSeconds(60)).build())) {
             // The highest rank that does not coordinate closes, so the others keep their coordinator.
             List<Kolo> byRank = job.byRank();
             Kolo closer = null;

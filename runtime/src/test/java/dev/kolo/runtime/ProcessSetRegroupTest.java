@@ -25,7 +25,7 @@ class ProcessSetRegroupTest {
     void aLostMemberFailsTheSetsOpAndTheSetIsInvalidAfterTheRegroup() throws Exception {
         String job = LocalJob.uniqueName("set-regroup");
         try (LocalJob three = LocalJob.start(job, 3, i -> LocalJob.config(job, 3).minNp(2).maxNp(3)
-                .elasticTimeout(Duration.ofSeconds(30)).build())) {
+                .set(Settings.ELASTIC_TIMEOUT, Duration.ofSeconds(30)).build())) {
             List<Kolo> ranks = three.byRank();
             List<ProcessSet> sets = CollectiveMatrixTest.onAll(ranks, (r, k) -> k.processSet(1, 2));
             List<Tensor> before = CollectiveMatrixTest.onAll(ranks.subList(1, 3),

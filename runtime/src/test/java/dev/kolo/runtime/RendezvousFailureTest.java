@@ -46,9 +46,9 @@ class RendezvousFailureTest {
         // Formed at the same time on the same port range: each must only see its own members.
         int shared = LocalJob.freshPortRange();
         java.util.concurrent.CompletableFuture<LocalJob> jobA = java.util.concurrent.CompletableFuture
-                .supplyAsync(() -> LocalJob.start(a, 2, i -> LocalJob.config(a, 2).clusterPort(shared).build()));
+                .supplyAsync(() -> LocalJob.start(a, 2, i -> LocalJob.config(a, 2).set(Settings.CLUSTER_PORT, shared).build()));
         java.util.concurrent.CompletableFuture<LocalJob> jobB = java.util.concurrent.CompletableFuture
-                .supplyAsync(() -> LocalJob.start(b, 3, i -> LocalJob.config(b, 3).clusterPort(shared).build()));
+                .supplyAsync(() -> LocalJob.start(b, 3, i -> LocalJob.config(b, 3).set(Settings.CLUSTER_PORT, shared).build()));
         try (LocalJob ja = jobA.get(90, TimeUnit.SECONDS); LocalJob jb = jobB.get(90, TimeUnit.SECONDS)) {
             for (Kolo k : ja.workers) {
                 assertEquals(2, k.size());
@@ -74,7 +74,7 @@ class RendezvousFailureTest {
 
     @Test
     void unresolvableMemberIsReportedAtOnce() {
-        KoloConfig c = LocalJob.config(LocalJob.uniqueName("members"), 2).discovery(Discovery.MEMBERS).insecure(true)
+        KoloConfig c = LocalJob.config(LocalJob.uniqueName("members"), 2).discovery(Discovery.MEMBERS).set(Settings.INSECURE, true)
                 .members(List.of("127.0.0.1:5701", "no-such-host.invalid:5701")).build();
         KoloException e = assertThrows(KoloException.class, () -> Kolo.init(c));
         assertTrue(e.getMessage().contains("no-such-host.invalid"), e.getMessage());

@@ -21,7 +21,7 @@ class ResponseCacheMirrorTest {
     @Test
     void mirrorStaysBoundedWhenAResponseEvictsItsOwnEntries() throws Exception {
         String job = LocalJob.uniqueName("cache-mirror");
-        try (LocalJob j = LocalJob.start(job, 2, i -> LocalJob.config(job, 2).cacheCapacity(CAPACITY).build())) {
+        try (LocalJob j = LocalJob.start(job, 2, i -> LocalJob.config(job, 2).set(Settings.CACHE_CAPACITY, CAPACITY).build())) {
             List<Integer> sizes = j.onAll(k -> {
                 for (int step = 0; step < 20; step++) {
                     List<CompletableFuture<Tensor>> pending = new ArrayList<>();

@@ -98,24 +98,24 @@ class SettingsEdgeValuesTest {
         cases.put("KOLO_NP (--np) must be a whole number from 1 to 4096 (got 0)", x -> x.np(0));
         cases.put("KOLO_NP (--np) must be a whole number from 1 to 4096 (got 4097)", x -> x.np(4097));
         cases.put("KOLO_MIN_NP (--min-np) must be a whole number from 1 to 4096 (got -1)", x -> x.minNp(-1));
-        cases.put("KOLO_RANK_HINT (--rank-hint) must be a whole number from 0 to 4095 (got -2)", x -> x.rankHint(-2));
+        cases.put("KOLO_RANK_HINT (--rank-hint) must be a whole number from 0 to 4095 (got -2)", x -> x.set(Settings.RANK_HINT, -2));
         cases.put("KOLO_DATA_PORT (--data-port) must be a port from 0 to 65535 (got 65536)", x -> x.dataPort(65536));
-        cases.put("KOLO_CLUSTER_PORT (--cluster-port) must be a port from 1 to 65535 (got 0)", x -> x.clusterPort(0));
+        cases.put("KOLO_CLUSTER_PORT (--cluster-port) must be a port from 1 to 65535 (got 0)", x -> x.set(Settings.CLUSTER_PORT, 0));
         cases.put("KOLO_RENDEZVOUS_TIMEOUT (--rendezvous-timeout) must be a number of seconds from 0.001 to 2592000 "
                 + "(30 days) (got 0.0 s)", x -> x.rendezvousTimeout(Duration.ZERO));
         cases.put("KOLO_OP_TIMEOUT (--op-timeout) must be a number of seconds from 0.001 to 2592000 (30 days) "
-                + "(got -1.0 s)", x -> x.opTimeout(Duration.ofSeconds(-1)));
+                + "(got -1.0 s)", x -> x.set(Settings.OP_TIMEOUT, Duration.ofSeconds(-1)));
         cases.put("KOLO_ELASTIC_TIMEOUT (--elastic-timeout) must be a number of seconds from 0.001 to 2592000 "
-                + "(30 days) (got 3.1536E10 s)", x -> x.elasticTimeout(Duration.ofDays(365L * 1000)));
+                + "(30 days) (got 3.1536E10 s)", x -> x.set(Settings.ELASTIC_TIMEOUT, Duration.ofDays(365L * 1000)));
         cases.put("KOLO_CYCLE_TIME (--cycle-time) must be a number of milliseconds from 0 to 1000 (got 5000.0 ms)",
-                x -> x.cycleTime(Duration.ofSeconds(5)));
+                x -> x.set(Settings.CYCLE_TIME, Duration.ofSeconds(5)));
         cases.put("KOLO_FUSION_THRESHOLD (--fusion-threshold) must be a whole number of bytes from 0 to 2147483647 "
-                + "(got -1)", x -> x.fusionThreshold(-1));
+                + "(got -1)", x -> x.set(Settings.FUSION_THRESHOLD, -1L));
         cases.put("KOLO_CACHE_CAPACITY (--cache-capacity) must be a whole number from 0 (off) to 16777216 "
-                + "(got 16777217)", x -> x.cacheCapacity(16777217));
+                + "(got 16777217)", x -> x.set(Settings.CACHE_CAPACITY, 16777217));
         cases.put("KOLO_JOB (--job) must be 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit "
                 + "(got bad name)", x -> x.jobName("bad name"));
-        cases.put("KOLO_KERNELS (--kernels) must be one of auto, native, java (got gpu)", x -> x.kernels("gpu"));
+        cases.put("KOLO_KERNELS (--kernels) must be one of auto, native, java (got gpu)", x -> x.set(Settings.KERNELS, "gpu"));
         cases.forEach((expected, setter) -> assertEquals(expected,
                 assertThrows(IllegalArgumentException.class, () -> setter.accept(b)).getMessage()));
     }

@@ -21,9 +21,9 @@ class StallInspectorTest {
 
     @Test
     void theDefaultStallShutdownIsFiniteAndDocumented() throws Exception {
-        java.time.Duration shutdown = KoloConfig.builder().build().stallShutdown();
+        java.time.Duration shutdown = KoloConfig.builder().build().get(Settings.STALL_SHUTDOWN);
         assertEquals(java.time.Duration.ofSeconds(600), shutdown, "documented default");
-        assertTrue(shutdown.compareTo(KoloConfig.builder().build().opTimeout()) < 0,
+        assertTrue(shutdown.compareTo(KoloConfig.builder().build().get(Settings.OP_TIMEOUT)) < 0,
                 "a stall must end before a blocking call's own deadline");
         assertTrue(dev.kolo.testing.DocumentedSettings.table()
                         .matches("(?s).*\\| `KOLO_STALL_SHUTDOWN` \\|[^\\n]*\\| 600 s \\|.*"),
@@ -34,7 +34,7 @@ class StallInspectorTest {
     void stalledTensorFailsOnTheRanksThatWaitAndNamesTheMissingRank() throws Exception {
         String job = LocalJob.uniqueName("stall");
         try (LocalJob three = LocalJob.start(job, 3, i -> LocalJob.config(job, 3)
-                .stallWarning(Duration.ofSeconds(1)).stallShutdown(Duration.ofSeconds(2)).build())) {
+                .set(Settings.STALL_WARNING, Duration.ofSeconds(1)).set(Settings.STALL_SHUTDOWN, Duration.ofSeconds(2)).build())) {
             List<Kolo> byRank = three.byRank();
             CompletableFuture<Tensor> r0 = byRank.get(0).allreduceAsync("only-some", Tensor.of(new float[] {1}, 1),
                     ReduceOp.SUM);

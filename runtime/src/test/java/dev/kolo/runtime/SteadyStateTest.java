@@ -43,8 +43,8 @@ class SteadyStateTest {
     private List<Kolo> ranks(int size) {
         LocalJob job = jobs.computeIfAbsent(size, n -> {
             String name = LocalJob.uniqueName("steady");
-            return LocalJob.start(name, n, i -> LocalJob.config(name, n).stallWarning(STALL_WARNING)
-                    .stallShutdown(STALL_SHUTDOWN).build());
+            return LocalJob.start(name, n, i -> LocalJob.config(name, n).set(Settings.STALL_WARNING, STALL_WARNING)
+                    .set(Settings.STALL_SHUTDOWN, STALL_SHUTDOWN).build());
         });
         return job.byRank();
     }

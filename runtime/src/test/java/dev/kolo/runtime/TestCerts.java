@@ -27,7 +27,7 @@ public final class TestCerts {
     public record Identity(Path cert, Path key, Path ca) {
         /** @param b a configuration to add this identity's TLS settings to @return b */
         public KoloConfig.Builder applyTo(KoloConfig.Builder b) {
-            return b.tlsCert(cert.toString()).tlsKey(key.toString()).tlsCa(ca.toString());
+            return b.set(Settings.TLS_CERT, cert.toString()).set(Settings.TLS_KEY, key.toString()).set(Settings.TLS_CA, ca.toString());
         }
 
         /** @return the TLS context Kolo builds from these files */

@@ -44,7 +44,7 @@ class TlsJobTest {
 
     /** With a secret too, as deployments would: proofs and sealed control messages then travel inside TLS. */
     private KoloConfig.Builder config(TestCerts.Identity id) {
-        return id.applyTo(LocalJob.config(job, 2)).jobSecret("secret-of-the-tls-test-job");
+        return id.applyTo(LocalJob.config(job, 2)).set(Settings.JOB_SECRET, "secret-of-the-tls-test-job");
     }
 
     @BeforeAll
@@ -138,7 +138,7 @@ class TlsJobTest {
     void partialOrBrokenSettingsStopTheWorkerAtStartUp() {
         TestCerts.Identity w0 = certs.worker0;
         String onlyCert = assertThrows(IllegalArgumentException.class,
-                () -> KoloConfig.builder().tlsCert(w0.cert().toString()).build()).getMessage();
+                () -> KoloConfig.builder().set(Settings.TLS_CERT, w0.cert().toString()).build()).getMessage();
         assertTrue(onlyCert.contains("KOLO_TLS_KEY and KOLO_TLS_CA are not set"), onlyCert);
         String noKey = assertThrows(IllegalArgumentException.class, () -> KoloConfig.fromSource(Map.of(
                 "KOLO_TLS_CERT", w0.cert().toString(), "KOLO_TLS_CA", w0.ca().toString())::get)).getMessage();
@@ -150,14 +150,14 @@ class TlsJobTest {
         assertTrue(bus.isSsl() && !bus.isTrustAll() && bus.getClientAuth() == io.vertx.core.http.ClientAuth.REQUIRED
                 && bus.getEnabledSecureTransportProtocols().equals(java.util.Set.of("TLSv1.3")), "event bus TLS options");
 
-        String otherKey = startError(config(w0).tlsKey(certs.worker1.key().toString()));
+        String otherKey = startError(config(w0).set(Settings.TLS_KEY, certs.worker1.key().toString()));
         assertTrue(otherKey.contains("is not the private key of the certificate in KOLO_TLS_CERT"), otherKey);
-        String otherCa = startError(config(w0).tlsCert(certs.stranger.cert().toString())
-                .tlsKey(certs.stranger.key().toString()));
+        String otherCa = startError(config(w0).set(Settings.TLS_CERT, certs.stranger.cert().toString())
+                .set(Settings.TLS_KEY, certs.stranger.key().toString()));
         assertTrue(otherCa.contains("is not accepted by KOLO_TLS_CA"), otherCa);
-        String missing = startError(config(w0).tlsCa(w0.ca().resolveSibling("nowhere.pem").toString()));
+        String missing = startError(config(w0).set(Settings.TLS_CA, w0.ca().resolveSibling("nowhere.pem").toString()));
         assertTrue(missing.contains("KOLO_TLS_CA: no such file"), missing);
-        String certAsKey = startError(config(w0).tlsKey(w0.cert().toString()));
+        String certAsKey = startError(config(w0).set(Settings.TLS_KEY, w0.cert().toString()));
         assertTrue(certAsKey.contains("KOLO_TLS_KEY") && certAsKey.contains("BEGIN PRIVATE KEY"), certAsKey);
     }
 

@@ -3,7 +3,7 @@ package dev.kolo.samples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kolo.samples.chaos.NetnsLab;
+import dev.kolo.samples.netns.NetnsLab;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;

@@ -3,7 +3,7 @@ package dev.kolo.samples;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.kolo.samples.chaos.NetnsLab;
+import dev.kolo.samples.netns.NetnsLab;
 import dev.kolo.testing.ChildJvms;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -2,6 +2,7 @@ package dev.kolo.elastic.internal;
 
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.Settings;
 import java.util.Optional;
 
 /**
@@ -22,9 +23,9 @@ public final class WorkerIdentity {
             return configured.get();
         }
         String host = System.getenv("HOSTNAME");
-        if (kolo.config().discovery() == Discovery.KUBERNETES && host != null && !host.isBlank()) {
+        if (kolo.config().get(Settings.DISCOVERY) == Discovery.KUBERNETES && host != null && !host.isBlank()) {
             return host.trim(); // a StatefulSet pod keeps its name across restarts
         }
-        return kolo.config().host() + ":" + ProcessHandle.current().pid();
+        return kolo.config().get(Settings.HOST) + ":" + ProcessHandle.current().pid();
     }
 }

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.elastic.InProcessJob;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.Settings;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -39,7 +40,7 @@ class ElasticSamplerTest {
         // The largest job first, while this JVM holds no other member: fifteen members of five jobs share it.
         for (int np = 5; np >= 1; np--) {
             int port = base + 20 * np;
-            JOBS.put(np, new InProcessJob(np, b -> b.clusterPort(port)));
+            JOBS.put(np, new InProcessJob(np, b -> b.set(Settings.CLUSTER_PORT, port)));
         }
     }
 

@@ -13,6 +13,7 @@ import ai.djl.training.loss.Loss;
 import dev.kolo.elastic.Elastic;
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.train.Adam;
 import dev.kolo.runtime.train.Parameter;
 import dev.kolo.runtime.train.UpdateRule;
@@ -50,7 +51,7 @@ public final class ElasticDjlWorker {
                 DistributedTrainer dist = DistributedTrainer.builder(kolo, model).updateRule(adam).build();
                 dist.register(state);
                 state.value("step", 0L).value("atMax", 0L);
-                int maxNp = kolo.config().maxNp();
+                int maxNp = kolo.config().get(Settings.MAX_NP);
                 Elastic.runOrExit(kolo, state, s -> {
                     dist.loadParameters(); // the state was synced or restored: Kolo's copy is the truth
                     for (long step = s.longValue("step"); step < steps && s.longValue("atMax") < 5; step++) {

@@ -22,6 +22,7 @@ import ai.djl.training.tracker.Tracker;
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.testing.DoubleAdam;
 import java.util.Random;
 import java.util.UUID;
@@ -135,7 +136,7 @@ class KoloOptimizerTest {
     void aRestoreTakesTheWeightsAndTheMomentsBackSoTheStepsAfterTheCommitRepeatBitForBit() throws Exception {
         String job = "optimizer-" + UUID.randomUUID().toString().substring(0, 8);
         int port = 14000 + 20 * new Random().nextInt(400);
-        try (Kolo kolo = Kolo.init(KoloConfig.builder().jobName(job).np(1).metricsPort(0).clusterPort(port).build());
+        try (Kolo kolo = Kolo.init(KoloConfig.builder().jobName(job).np(1).metricsPort(0).set(Settings.CLUSTER_PORT, port).build());
              Model model = Model.newInstance("restore")) {
             Engine.getEngine("PyTorch").setRandomSeed(5);
             model.setBlock(new SequentialBlock().add(Linear.builder().setUnits(8).build()).add(Activation::relu)

@@ -24,6 +24,7 @@ import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloInterruptedException;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.testing.Conditions;
 import java.time.Duration;
@@ -62,7 +63,7 @@ class ModelExchangeTest {
         int port = 12000 + 20 * (500 + new Random().nextInt(400));
         List<Callable<Kolo>> joins = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
-            KoloConfig c = KoloConfig.builder().jobName(job).np(2).metricsPort(0).clusterPort(port)
+            KoloConfig c = KoloConfig.builder().jobName(job).np(2).metricsPort(0).set(Settings.CLUSTER_PORT, port)
                     .rendezvousTimeout(Duration.ofSeconds(60)).build();
             joins.add(() -> Kolo.init(c));
         }

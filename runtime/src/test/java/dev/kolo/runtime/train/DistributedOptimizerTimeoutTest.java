@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -27,7 +28,7 @@ class DistributedOptimizerTimeoutTest {
 
     @Test
     void aStepWhosePeerNeverStepsFailsAfterTheOpTimeout() throws Exception {
-        InJvmJob job = InJvmJob.form("train-timeout", 2, b -> b.opTimeout(OP_TIMEOUT));
+        InJvmJob job = InJvmJob.form("train-timeout", 2, b -> b.set(Settings.OP_TIMEOUT, OP_TIMEOUT));
         List<Kolo> workers = job.workers;
         ExecutorService training = Executors.newSingleThreadExecutor();
         try {

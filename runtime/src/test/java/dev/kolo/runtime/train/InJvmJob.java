@@ -2,6 +2,7 @@ package dev.kolo.runtime.train;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,7 +34,7 @@ final class InJvmJob implements AutoCloseable {
         int port = 12000 + 20 * (500 + new Random().nextInt(400));
         List<Callable<Kolo>> joins = new ArrayList<>();
         for (int i = 0; i < np; i++) {
-            KoloConfig c = settings.apply(KoloConfig.builder().jobName(job).np(np).metricsPort(0).clusterPort(port)
+            KoloConfig c = settings.apply(KoloConfig.builder().jobName(job).np(np).metricsPort(0).set(Settings.CLUSTER_PORT, port)
                     .rendezvousTimeout(Duration.ofSeconds(60))).build();
             joins.add(() -> Kolo.init(c));
         }

@@ -9,7 +9,6 @@ import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
 import java.lang.management.ManagementFactory;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -47,8 +46,7 @@ public final class BenchAllocCommand implements Callable<Integer> {
             throw new IllegalArgumentException("need --bytes >= 4 and --ops >= 1");
         }
         if (!role.isWorker()) {
-            return role.launch("alloc", workers.np(), List.of("--bytes", Integer.toString(bytes), "--ops",
-                    Integer.toString(ops)));
+            return role.launch("alloc", workers.np());
         }
         ThreadMXBean threads = (ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Kolo kolo = BenchWorkers.joinJob(KoloConfig.builderFromEnvironment())) {

@@ -1,22 +1,25 @@
 package dev.kolo.samples.bench;
 
+import static dev.kolo.samples.bench.SlowestRankTimes.medianOfSlowest;
+import static dev.kolo.samples.bench.SlowestRankTimes.slowestRank;
+
 import dev.kolo.runtime.Collectives;
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ProcessSet;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -166,17 +169,9 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     }
 
     private int launch(int np) {
-        List<String> args = new ArrayList<>(List.of("--min-bytes", Long.toString(minBytes),
-                "--max-bytes", Long.toString(maxBytes), "--budget", Double.toString(budget),
-                "--warmup", Double.toString(warmup), "--op", op, "--process-sets", Integer.toString(processSets)));
-        if (!fusedStep) {
-            args.add("--no-fused-step");
-        }
-        args.addAll(List.of("--metrics-port", Integer.toString(metricsPort)));
-        if (timeline != null) {
-            args.addAll(List.of("--timeline", timeline));
-        }
         if (hosts > 1) {
+            // The workers of each host get what they time; the hosts and their links are the driver's.
+            List<String> args = new ArrayList<>(role.givenOptions("--hosts", "--link-rate"));
             if (role.json()) {
                 args.add("--json");
             }
@@ -188,14 +183,14 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
                 throw new IllegalStateException("bench over " + hosts + " hosts failed: " + e, e);
             }
         }
-        return role.launch("allreduce", np, args);
+        return role.launch("allreduce", np);
     }
 
     private int runWorker() {
         KoloConfig.Builder b = KoloConfig.builderFromEnvironment();
-        int rankHint = b.build().rankHint().orElse(0);
+        int rankHint = Objects.requireNonNullElse(b.build().get(Settings.RANK_HINT), 0);
         try (Kolo kolo = BenchWorkers.joinJob(b.metricsPort(metricsPort == 0 ? 0 : metricsPort + rankHint)
-                .timeline(timeline))) {
+                .set(Settings.TIMELINE, timeline))) {
             int n = kolo.size();
             Collectives group = group(kolo);
             if (!role.json() && kolo.rank() == 0) {
@@ -220,40 +215,10 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
                 report(kolo, group, bytes, times[0], times[1]);
             }
             if (fusedStep && group == kolo) {
-                fusedStep(kolo, n);
+                FusedStep.run(kolo, warmUpSeconds(n), budget, role.json());
             }
         }
         return 0;
-    }
-
-    /**
-     * Runs {@code op} for about {@code seconds} (a count every rank derives from the slowest rank's probe, so all run
-     * it alike). @return the slowest rank's time of one op after the warm-up
-     */
-    private static double warmUp(Kolo kolo, String name, Runnable op, double seconds) {
-        double probe = probe(kolo, name + ".probe0", op);
-        int count = (int) Math.min(MAX_STEP_WARM_UP_OPS, Math.ceil(seconds / Math.max(probe, 1e-6)));
-        for (int i = 0; i < count; i++) {
-            op.run();
-        }
-        return probe(kolo, name + ".probe1", op);
-    }
-
-    /** Most ops of a warm-up of the fused step or its single allreduce. */
-    static final int MAX_STEP_WARM_UP_OPS = 2000;
-
-    /** One op after a barrier; @return the slowest rank's time of it */
-    private static double probe(Kolo kolo, String name, Runnable op) {
-        kolo.barrier();
-        long t0 = System.nanoTime();
-        op.run();
-        double once = (System.nanoTime() - t0) / 1e9;
-        return slowestRank(kolo, name, once);
-    }
-
-    /** @return the largest of every rank's {@code seconds} (an allreduce named {@code name} over {@code group}) */
-    private static double slowestRank(Collectives group, String name, double seconds) {
-        return group.allreduce(name, Tensor.of(new double[] {seconds}, 1), ReduceOp.MAX).toDoubleArray()[0];
     }
 
     /** @return the job, or this rank's process set of {@code --process-sets} (every rank creates all of them) */
@@ -408,39 +373,6 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
     static final int MAX_WARM_UP_BATCHES = 20;
     static final double STEADY = 0.8;
 
-    /** {@code iterations} ops, each timed alone after a barrier; @return the median of the slowest rank's times */
-    private static double medianOfSlowest(Collectives group, String name, Runnable op, int iterations) {
-        return mediansOfSlowest(group, name, new Runnable[] {op}, iterations)[0];
-    }
-
-    /**
-     * {@code rounds} rounds of {@code ops} in turn (the first, the second, ..., then the first again), each op timed
-     * alone after a barrier, so that a drift of the machine touches every op alike.
-     *
-     * @return per op, the median of the slowest rank's times
-     */
-    private static double[] mediansOfSlowest(Collectives group, String name, Runnable[] ops, int rounds) {
-        int k = ops.length;
-        double[] times = new double[k * rounds];
-        for (int i = 0; i < times.length; i++) {
-            group.barrier();
-            long start = System.nanoTime();
-            ops[i % k].run();
-            times[i] = (System.nanoTime() - start) / 1e9;
-        }
-        double[] worst = group.allreduce(name, Tensor.of(times, times.length), ReduceOp.MAX).toDoubleArray();
-        double[] medians = new double[k];
-        double[] ofOne = new double[rounds];
-        for (int j = 0; j < k; j++) {
-            for (int r = 0; r < rounds; r++) {
-                ofOne[r] = worst[r * k + j];
-            }
-            Arrays.sort(ofOne);
-            medians[j] = ofOne[rounds / 2];
-        }
-        return medians;
-    }
-
     /**
      * Ops back to back, no barrier between them (as nccl-tests and run-mpi.sh's b2b column time them): the
      * whole loop's time per op on the slowest rank. About a tenth of the per-op budget, at least 5 ops.
@@ -480,79 +412,6 @@ public final class BenchAllreduceCommand implements Callable<Integer> {
             } else {
                 System.out.printf(Locale.ROOT, "| %12d | %12.2f | %10.3f | %10.3f | %12.2f |%s%n", bytes, all[i + 2] * 1e6,
                         algbw, busbw, all[i + 3] * 1e6, set == 0 ? "" : " set " + set);
-            }
-        }
-    }
-
-    /**
-     * Least warm-up of the fused step before it is timed. Its code (fusion, buffers of many tensors, 161 futures)
-     * is not what the sizes above warmed: measured at np 2 over shared memory, a step settles only after some 75
-     * steps (about 4 s) from 60-80 ms to 26-35 ms, while the JIT still compiles. A training job runs thousands of
-     * steps; the first seconds of a JVM are not what the ratio is for.
-     */
-    static final double STEP_WARM_UP_SECONDS = 6;
-    /**
-     * 161 ResNet-50 gradients submitted back to back, against one allreduce of the same bytes (the gradients are
-     * views of its buffer, {@link #gradientViews}): both warmed for {@link #STEP_WARM_UP_SECONDS} at least, then timed alternately, a step and a single allreduce, each after
-     * a barrier, so that a stretch of slow copies (large allreduces over shared memory run up to 4 times slower for
-     * seconds at a time, docs/PERFORMANCE.md) touches both alike, where one beginning or ending between a block of
-     * steps and a block of single allreduces would skew the ratio; each is the median of the slowest rank's times,
-     * over two budgets in all.
-     */
-    /**
-     * Float32 tensors of {@code shapes} laid one after the other over {@code whole}'s bytes, from its start. The fused
-     * step's gradients are such views of the single allreduce's buffer, so that both ops run over the same memory: on
-     * this kind of machine a buffer's place alone moved a large allreduce's time by up to a fifth (whichever of two
-     * equal buffers was allocated first ran slower, docs/PERFORMANCE.md), which the ratio must not measure.
-     */
-    static List<Tensor> gradientViews(Tensor whole, List<long[]> shapes) {
-        List<Tensor> views = new ArrayList<>(shapes.size());
-        ByteBuffer bytes = whole.data();
-        int at = 0;
-        for (long[] shape : shapes) {
-            int length = Math.toIntExact(DType.FLOAT32.byteSize() * ResNet50Shapes.elements(shape));
-            views.add(Tensor.wrap(DType.FLOAT32, bytes.slice(at, length), shape));
-            at += length;
-        }
-        return views;
-    }
-
-    private void fusedStep(Kolo kolo, int n) {
-        List<long[]> shapes = ResNet50Shapes.backwardOrder();
-        long total = 0;
-        for (long[] shape : shapes) {
-            total += ResNet50Shapes.elements(shape);
-        }
-        Tensor single = Tensor.allocate(DType.FLOAT32, total);
-        List<Tensor> grads = gradientViews(single, shapes);
-        List<String> names = new ArrayList<>();
-        for (int i = 0; i < shapes.size(); i++) {
-            names.add("grad." + i);
-        }
-        Runnable stepOp = () -> {
-            List<CompletableFuture<Tensor>> pending = new ArrayList<>(grads.size());
-            for (int i = 0; i < grads.size(); i++) {
-                pending.add(kolo.allreduceInPlaceAsync(names.get(i), grads.get(i), ReduceOp.SUM, 1.0, 1.0));
-            }
-            pending.forEach(CompletableFuture::join);
-        };
-        Runnable singleOp = () -> kolo.allreduceInPlace("single", single, ReduceOp.SUM);
-        double warm = Math.max(warmUpSeconds(n), STEP_WARM_UP_SECONDS);
-        double stepProbe = warmUp(kolo, "step", stepOp, warm);
-        double singleProbe = warmUp(kolo, "single", singleOp, warm / 4);
-        int pairs = (int) Math.max(5, Math.min(1000, 2 * budget / (stepProbe + singleProbe)));
-        double[] medians = mediansOfSlowest(kolo, "step.times", new Runnable[] {stepOp, singleOp}, pairs);
-        double step = medians[0];
-        double one = medians[1];
-        if (kolo.rank() == 0) {
-            long bytes = total * 4;
-            if (role.json()) {
-                System.out.printf(Locale.ROOT, "{\"bench\":\"allreduce_fused_step\",\"np\":%d,\"tensors\":%d,"
-                        + "\"bytes\":%d,\"step_ms\":%.2f,\"single_ms\":%.2f,\"ratio\":%.3f}%n",
-                        n, shapes.size(), bytes, step * 1e3, one * 1e3, step / one);
-            } else {
-                System.out.printf(Locale.ROOT, "| fused step: %d tensors, %d bytes: %.2f ms per step, one allreduce of "
-                        + "the same bytes %.2f ms, ratio %.3f |%n", shapes.size(), bytes, step * 1e3, one * 1e3, step / one);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.kolo.samples.bench;
 
+import dev.kolo.samples.launch.JsonOption;
 import dev.kolo.samples.launch.KoloVersion;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -35,7 +36,7 @@ public final class BenchCheckpointCommand implements Callable<Integer> {
                     + " and " + reps + ")");
         }
         Files.createDirectories(dir);
-        CheckpointBenchmark.run(System.out, output.json, dir, bytes, reps);
+        CheckpointBenchmark.run(System.out, output.json(), dir, bytes, reps);
         return 0;
     }
 }

@@ -1,8 +1,9 @@
 package dev.kolo.samples.bench;
 
-import dev.kolo.samples.chaos.NetnsLab;
+import dev.kolo.runtime.Settings;
 import dev.kolo.samples.launch.ChildJvmOptions;
 import dev.kolo.samples.launch.Launcher;
+import dev.kolo.samples.netns.NetnsLab;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -110,6 +111,6 @@ final class BenchHosts {
         }
     }
 
-    private static final int CLUSTER_PORT = 5701;
+    private static final int CLUSTER_PORT = Settings.CLUSTER_PORT.defaultValue();
     private static final int TIMEOUT_MINUTES = 30;
 }

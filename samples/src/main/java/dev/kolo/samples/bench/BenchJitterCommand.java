@@ -4,6 +4,7 @@ import dev.kolo.runtime.DType;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.samples.launch.KoloVersion;
 import dev.kolo.samples.launch.NpOption;
@@ -65,22 +66,14 @@ public final class BenchJitterCommand implements Callable<Integer> {
                 }
             }
         }
-        return role.isWorker() ? runWorker() : launch(workers.np());
+        return role.isWorker() ? runWorker() : role.launch("jitter", workers.np());
     }
 
-    private int launch(int np) {
-        List<String> args = new ArrayList<>(List.of("--steps", Integer.toString(steps), "--max-sleep-ms",
-                Integer.toString(maxSleepMs)));
-        if (tls) {
-            args.add("--tls");
-        }
-        return role.launch("jitter", np, args);
-    }
 
     private int runWorker() {
         KoloConfig.Builder b = KoloConfig.builderFromEnvironment().metricsPort(0);
         if (!tls) {
-            b.tlsCert(null).tlsKey(null).tlsCa(null);
+            b.set(Settings.TLS_CERT, null).set(Settings.TLS_KEY, null).set(Settings.TLS_CA, null);
         }
         try (Kolo kolo = BenchWorkers.joinJob(b)) {
             Random random = new Random(1_000_003L * kolo.rank() + 17);

@@ -1,5 +1,6 @@
 package dev.kolo.samples.bench;
 
+import dev.kolo.samples.launch.JsonOption;
 import dev.kolo.samples.launch.KoloVersion;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -14,7 +15,7 @@ public final class BenchKernelsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        KernelBenchmark.run(System.out, output.json);
+        KernelBenchmark.run(System.out, output.json());
         return 0;
     }
 }

@@ -82,8 +82,7 @@ public final class BenchScalingCommand implements Callable<Integer> {
         int[] sizes = np == 1 ? new int[] {1} : new int[] {1, np};
         for (int n : sizes) {
             double[] stepMs = {Double.NaN};
-            List<String> args = List.of("--compute-ms", Double.toString(computeMs), "--steps", Integer.toString(steps),
-                    "--dtype", dtype);
+            List<String> args = role.givenOptions();
             int code = BenchWorkers.start("scaling", n, args, (rank, line) -> {
                 Matcher m = RESULT.matcher(line);
                 if (rank == 0 && m.matches()) {

@@ -49,11 +49,7 @@ public final class BenchStepCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--steps must be at least " + LAST);
         }
         if (!role.isWorker()) {
-            List<String> args = new ArrayList<>(List.of("--steps", Integer.toString(steps)));
-            if (perStep) {
-                args.add("--per-step");
-            }
-            return role.launch("step", workers.np(), args);
+            return role.launch("step", workers.np());
         }
         try (Kolo kolo = BenchWorkers.joinJob(KoloConfig.builderFromEnvironment())) {
             List<long[]> shapes = ResNet50Shapes.backwardOrder();

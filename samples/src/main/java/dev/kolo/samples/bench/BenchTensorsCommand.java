@@ -54,14 +54,9 @@ public final class BenchTensorsCommand implements Callable<Integer> {
         if (elements < 0 || elements > 1 << 24 || steps < 1) {
             throw new IllegalArgumentException("--elements must be 0 to " + (1 << 24) + " and --steps at least 1");
         }
-        return role.isWorker() ? runWorker() : launch(np);
+        return role.isWorker() ? runWorker() : role.launch("tensors", np);
     }
 
-    private int launch(int np) {
-        String counts = String.join(",", Arrays.stream(tensors).mapToObj(Integer::toString).toList());
-        return role.launch("tensors", np, List.of("--tensors", counts, "--elements", Integer.toString(elements),
-                "--steps", Integer.toString(steps)));
-    }
 
     private int runWorker() {
         try (Kolo kolo = BenchWorkers.joinJob(KoloConfig.builderFromEnvironment().metricsPort(0))) {

@@ -9,11 +9,11 @@ import java.util.List;
  * connected layer's weight and bias; 25,557,032 floats), in backward order: the order in which backward
  * produces their gradients.
  */
-final class ResNet50Shapes {
+public final class ResNet50Shapes {
     private ResNet50Shapes() {
     }
 
-    static List<long[]> backwardOrder() {
+    public static List<long[]> backwardOrder() {
         List<long[]> forward = new ArrayList<>();
         conv(forward, 64, 3, 7);
         norm(forward, 64);
@@ -51,7 +51,7 @@ final class ResNet50Shapes {
         out.add(new long[] {channels}); // shift
     }
 
-    static long elements(long[] shape) {
+    public static long elements(long[] shape) {
         long n = 1;
         for (long d : shape) {
             n *= d;

@@ -1,6 +1,5 @@
 package dev.kolo.samples.chaos;
 
-import dev.kolo.samples.cli.WorkerCli;
 import dev.kolo.samples.console.Progress;
 import dev.kolo.samples.launch.ChildJvmOptions;
 import dev.kolo.samples.launch.Launcher;
@@ -24,7 +23,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
 /**
- * The worker processes of one job of the chaos suite: each runs this program's {@link WorkerCli} (the sample
+ * The worker processes of one job of the chaos suite: each runs this program's {@code WorkerCli} (the sample
  * training worker) with the job's settings in its environment; their output is collected line by line. Every
  * wait is bounded by the scenario's deadline, and {@link #close()} SIGKILLs whatever is still alive.
  */

@@ -1,6 +1,7 @@
 package dev.kolo.samples.chaos;
 
 import dev.kolo.samples.chaos.ChaosJob.Worker;
+import dev.kolo.samples.netns.NetnsLab;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -36,7 +36,7 @@ class BenchAllreduceOptionsTest {
         for (int i = 0; i < total; i++) {
             whole.data().putInt(4 * i, i); // each element's index, exact at every size
         }
-        java.util.List<dev.kolo.runtime.Tensor> views = BenchAllreduceCommand.gradientViews(whole, shapes);
+        java.util.List<dev.kolo.runtime.Tensor> views = FusedStep.gradientViews(whole, shapes);
         assertEquals(shapes.size(), views.size());
         long next = 0; // the element of the whole each view must start at: no gap, no overlap
         for (int g = 0; g < views.size(); g++) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.samples.WorkerProcess;
+import dev.kolo.samples.netns.NetnsLab;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

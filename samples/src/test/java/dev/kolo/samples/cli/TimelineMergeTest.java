@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +41,7 @@ class TimelineMergeTest {
             Future<?>[] ranks = new Future<?>[2];
             for (int i = 0; i < 2; i++) {
                 ranks[i] = pool.submit(() -> {
-                    KoloConfig c = KoloConfig.builder().jobName(job).np(2).metricsPort(0).timeline(pattern).build();
+                    KoloConfig c = KoloConfig.builder().jobName(job).np(2).metricsPort(0).set(Settings.TIMELINE, pattern).build();
                     try (Kolo kolo = Kolo.init(c)) {
                         kolo.allreduce("merged", Tensor.of(new float[] {1f}), ReduceOp.SUM);
                     }

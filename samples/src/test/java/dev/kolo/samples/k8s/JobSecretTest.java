@@ -13,6 +13,7 @@ import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretKeySelector;
@@ -74,9 +75,9 @@ class JobSecretTest {
         Map<String, String> props = settings(o);
         props.put(propertyName(ref.getKey()), "a-real-random-secret-" + name);
         KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
-        assertEquals(Discovery.KUBERNETES, c.discovery());
-        assertTrue(c.hasJobSecret());
-        assertFalse(c.insecure());
+        assertEquals(Discovery.KUBERNETES, c.get(Settings.DISCOVERY));
+        assertTrue(c.isSet(Settings.JOB_SECRET));
+        assertFalse(c.get(Settings.INSECURE));
         assertFalse(c.toString().contains("a-real-random-secret"), c.toString());
     }
 

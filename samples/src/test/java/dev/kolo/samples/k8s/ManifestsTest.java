@@ -11,6 +11,7 @@ import dev.kolo.checkpoint.Checkpointer;
 import dev.kolo.elastic.ElasticJobFailedException;
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.samples.mnist.TrainingJob;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -154,7 +155,7 @@ class ManifestsTest {
                     own.get(port), c.getName() + ": " + setting + " vs its container port '" + port + "'"));
             assertTrue(own.get("data") > 0, "KOLO_DATA_PORT must be fixed (not 0, any free port) on Kubernetes");
         }
-        assertEquals(KoloConfig.DEFAULT_CLUSTER_PORT, Overlay.portsByRole(o.worker()).get("hazelcast"));
+        assertEquals(Settings.CLUSTER_PORT.defaultValue(), Overlay.portsByRole(o.worker()).get("hazelcast"));
         Map<String, Integer> container = o.containerPorts();
         Set<Integer> metricsPorts = new HashSet<>();
         o.containers().forEach(c -> metricsPorts.add(Overlay.portsByRole(c).get("metrics")));
@@ -336,23 +337,23 @@ class ManifestsTest {
             props.put("HOSTNAME", o.workload().getMetadata().getName() + "-3");
             KoloConfig c = withProperties(props, KoloConfig::fromEnvironment);
             String w = container.getName() + ": ";
-            assertEquals(Discovery.KUBERNETES, c.discovery());
-            assertEquals(o.settings().get("KOLO_JOB"), c.jobName());
-            assertEquals(o.settings().get("KOLO_SERVICE_DNS"), c.serviceDns());
-            assertEquals(own.get("hazelcast"), c.clusterPort(), w + "cluster port");
-            assertEquals(own.get("data"), c.dataPort(), w + "data port");
-            assertEquals(own.get("metrics"), c.metricsPort(), w + "metrics port");
+            assertEquals(Discovery.KUBERNETES, c.get(Settings.DISCOVERY));
+            assertEquals(o.settings().get("KOLO_JOB"), c.get(Settings.JOB));
+            assertEquals(o.settings().get("KOLO_SERVICE_DNS"), c.get(Settings.SERVICE_DNS));
+            assertEquals(own.get("hazelcast"), c.get(Settings.CLUSTER_PORT), w + "cluster port");
+            assertEquals(own.get("data"), c.get(Settings.DATA_PORT), w + "data port");
+            assertEquals(own.get("metrics"), c.get(Settings.METRICS_PORT), w + "metrics port");
             // DNS discovery finds one port per pod address: every worker looks for the first worker's.
-            assertEquals(firstClusterPort, c.servicePort(), w + "KOLO_SERVICE_PORT is the first worker's cluster port");
-            assertEquals(o.np(), c.np());
-            assertEquals("10.1.2.3", c.host());
-            assertEquals(3, c.rankHint().orElse(-1), "the pod ordinal from HOSTNAME is the rank hint");
-            assertTrue(c.heartbeatTimeout().getSeconds() * 2
+            assertEquals(firstClusterPort, c.get(Settings.SERVICE_PORT), w + "KOLO_SERVICE_PORT is the first worker's cluster port");
+            assertEquals(o.np(), c.get(Settings.NP));
+            assertEquals("10.1.2.3", c.get(Settings.HOST));
+            assertEquals(3, c.get(Settings.RANK_HINT), "the pod ordinal from HOSTNAME is the rank hint");
+            assertTrue(c.get(Settings.HEARTBEAT_TIMEOUT).getSeconds() * 2
                     < o.podTemplate().getSpec().getTerminationGracePeriodSeconds(),
                     "the grace period outlasts a heartbeat timeout");
 
             props.put(propertyName("KOLO_RANK_HINT"), "2"); // label or annotation present
-            assertEquals(2, withProperties(props, KoloConfig::fromEnvironment).rankHint().orElse(-1));
+            assertEquals(2, withProperties(props, KoloConfig::fromEnvironment).get(Settings.RANK_HINT));
         }
     }
 

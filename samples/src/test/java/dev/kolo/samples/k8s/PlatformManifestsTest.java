@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.kolo.elastic.ElasticJobFailedException;
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.transport.shm.SharedSegment;
 import dev.kolo.samples.mnist.TrainingJob;
 import io.fabric8.kubernetes.api.model.Container;
@@ -24,6 +25,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -151,11 +153,11 @@ class PlatformManifestsTest {
                 }
             });
             KoloConfig k = withProperties(props, KoloConfig::fromEnvironment);
-            assertEquals(jobName, k.jobName(), "the same job name in every pod: the JobSet's, the TrainJob's");
-            assertEquals(numNodes, k.np(), "KOLO_NP is numNodes");
-            assertEquals(Discovery.KUBERNETES, k.discovery());
-            assertEquals(jobName, k.serviceDns(), "the JobSet's headless Service is named after the JobSet");
-            hints.add(k.rankHint().orElseThrow());
+            assertEquals(jobName, k.get(Settings.JOB), "the same job name in every pod: the JobSet's, the TrainJob's");
+            assertEquals(numNodes, k.get(Settings.NP), "KOLO_NP is numNodes");
+            assertEquals(Discovery.KUBERNETES, k.get(Settings.DISCOVERY));
+            assertEquals(jobName, k.get(Settings.SERVICE_DNS), "the JobSet's headless Service is named after the JobSet");
+            hints.add(Objects.requireNonNull(k.get(Settings.RANK_HINT)));
         }
         assertEquals(numNodes, hints.size(), "a distinct rank hint in each pod: " + hints);
         assertTrue(job.getSpec().getPodFailurePolicy().getRules().stream().anyMatch(r -> r.getAction().equals("Ignore")

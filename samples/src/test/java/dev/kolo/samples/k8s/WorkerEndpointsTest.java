@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,7 +28,7 @@ class WorkerEndpointsTest {
             port = s.getLocalPort();
         }
         KoloConfig config = KoloConfig.builder().jobName("k8s-" + UUID.randomUUID().toString().substring(0, 8))
-                .clusterPort(17000 + new java.util.Random().nextInt(100) * 20).metricsPort(port).build();
+                .set(Settings.CLUSTER_PORT, 17000 + new java.util.Random().nextInt(100) * 20).metricsPort(port).build();
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         try (Kolo kolo = Kolo.init(config)) {
             for (String path : new String[] {ManifestsTest.LIVE, ManifestsTest.READY, ManifestsTest.METRICS}) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.train.Compression;
 import dev.kolo.runtime.train.LrScaling;
 import java.io.ByteArrayOutputStream;
@@ -46,7 +47,7 @@ class DashboardMetricsTest {
             port = s.getLocalPort();
         }
         KoloConfig config = KoloConfig.builder().jobName("dash-" + UUID.randomUUID().toString().substring(0, 8))
-                .clusterPort(12000 + 20 * new Random().nextInt(480)).metricsPort(port).build();
+                .set(Settings.CLUSTER_PORT, 12000 + 20 * new Random().nextInt(480)).metricsPort(port).build();
         FashionMnist data = FashionMnist.load(FashionMnist.DEBIAN_DIR);
         TrainSettings settings = new TrainSettings(1, 32, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 7,
                 0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10, TrainSettings.MLP, 1, "sgd",

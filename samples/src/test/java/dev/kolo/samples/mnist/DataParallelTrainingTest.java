@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.train.Compression;
 import dev.kolo.runtime.train.LrScaling;
 import java.io.ByteArrayOutputStream;
@@ -69,7 +70,7 @@ class DataParallelTrainingTest {
         try {
             List<Future<Kolo>> f = new ArrayList<>();
             for (int i = 0; i < np; i++) {
-                KoloConfig c = KoloConfig.builder().jobName(job).np(np).metricsPort(0).clusterPort(port)
+                KoloConfig c = KoloConfig.builder().jobName(job).np(np).metricsPort(0).set(Settings.CLUSTER_PORT, port)
                         .rendezvousTimeout(Duration.ofSeconds(90)).build();
                 f.add(pool.submit(() -> Kolo.init(c)));
             }

@@ -3,6 +3,7 @@ package dev.kolo.runtime.internal.bootstrap;
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloConfigurationException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.cluster.ShutdownQuietLogging;
 import dev.kolo.runtime.jvm.JvmOptions;
 import java.util.List;
@@ -27,30 +28,30 @@ public final class Preflight {
      * @throws KoloConfigurationException outside LOCAL discovery without a job secret or KOLO_INSECURE
      */
     public static void checkSecurity(KoloConfig config) {
-        if (config.hasJobSecret()) {
+        if (config.isSet(Settings.JOB_SECRET)) {
             LOG.info("job '{}': control messages and data connections are authenticated with KOLO_JOB_SECRET",
-                    config.jobName());
+                    config.get(Settings.JOB));
             return;
         }
-        if (config.discovery() == Discovery.LOCAL) {
+        if (config.get(Settings.DISCOVERY) == Discovery.LOCAL) {
             return;
         }
-        if (!config.insecure()) {
-            throw new KoloConfigurationException("discovery '" + config.discovery().name().toLowerCase(java.util.Locale.ROOT)
+        if (!config.get(Settings.INSECURE)) {
+            throw new KoloConfigurationException("discovery '" + config.get(Settings.DISCOVERY).name().toLowerCase(java.util.Locale.ROOT)
                     + "' without KOLO_JOB_SECRET: anyone who can reach this worker's ports could join job '"
-                    + config.jobName() + "' and send it commands; set the same KOLO_JOB_SECRET on every worker (on "
-                    + "Kubernetes from a Secret; at least " + KoloConfig.MIN_SECRET_LENGTH + " random characters, "
+                    + config.get(Settings.JOB) + "' and send it commands; set the same KOLO_JOB_SECRET on every worker (on "
+                    + "Kubernetes from a Secret; at least " + Settings.MIN_SECRET_LENGTH + " random characters, "
                     + "e.g. $(head -c 32 /dev/urandom | base64)), or set KOLO_INSECURE=true (--insecure) on a "
                     + "network where everyone is trusted");
         }
         LOG.warn("job '{}' runs without authentication (KOLO_INSECURE=true): anyone who can reach its cluster, "
-                + "event-bus and data ports can join it and send it commands", config.jobName());
+                + "event-bus and data ports can join it and send it commands", config.get(Settings.JOB));
     }
 
     /** Chooses the process's kernels before joining: a worker that cannot use the ones asked for never joins. */
     static void useKernels(KoloConfig config) {
         try {
-            dev.kolo.kernels.Kernels.configure(config.kernels(), config.kernelsIsa());
+            dev.kolo.kernels.Kernels.configure(config.get(Settings.KERNELS), config.get(Settings.KERNELS_ISA));
         } catch (IllegalStateException e) {
             throw new KoloConfigurationException(e.getMessage() + "; set KOLO_KERNELS=java or auto to use the Java kernels");
         }

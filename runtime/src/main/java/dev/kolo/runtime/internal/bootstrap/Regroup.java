@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.bootstrap;
 
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
 import dev.kolo.runtime.internal.engine.op.Deadlines;
@@ -27,10 +28,10 @@ final class Regroup {
         KoloConfig config = worker.config();
         if (!config.elastic()) {
             throw new KoloException("rejoin needs an elastic job: set KOLO_MIN_NP below KOLO_MAX_NP (this job has "
-                    + "np=" + config.np() + " fixed)");
+                    + "np=" + config.get(Settings.NP) + " fixed)");
         }
         long start = System.nanoTime();
-        long deadline = start + config.elasticTimeout().toNanos();
+        long deadline = start + config.get(Settings.ELASTIC_TIMEOUT).toNanos();
         long nextNotice = start + Rendezvous.WAITING_NOTICE_NANOS;
         CompletableFuture<Assignment> next = worker.verticle().rejoin().toCompletionStage().toCompletableFuture();
         while (true) {
@@ -41,16 +42,16 @@ final class Regroup {
                 HelloReply reply = HelloReplies.last(worker.verticle());
                 String present = reply == null ? "no coordinator answered"
                         : reply.arrived().size() + " workers present (" + String.join(", ", reply.arrived()) + ")";
-                String needs = "a new generation needs at least KOLO_MIN_NP=" + config.minNp()
+                String needs = "a new generation needs at least KOLO_MIN_NP=" + config.get(Settings.MIN_NP)
                         + " workers and a strict majority of the last one's " + worker.lastSize();
                 long now = System.nanoTime();
                 if (now >= deadline) {
-                    throw new KoloException("no new generation formed within " + config.elasticTimeout().toSeconds()
+                    throw new KoloException("no new generation formed within " + config.get(Settings.ELASTIC_TIMEOUT).toSeconds()
                             + " s (KOLO_ELASTIC_TIMEOUT): " + present + "; " + needs + "; start more workers");
                 }
                 nextNotice += Rendezvous.WAITING_NOTICE_NANOS;
                 LOG.warn("waiting for a new generation for {} s of at most {} s (KOLO_ELASTIC_TIMEOUT): {}; {}",
-                        TimeUnit.NANOSECONDS.toSeconds(now - start), config.elasticTimeout().toSeconds(), present,
+                        TimeUnit.NANOSECONDS.toSeconds(now - start), config.get(Settings.ELASTIC_TIMEOUT).toSeconds(), present,
                         needs);
             }
         }

@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.bootstrap;
 
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
 import dev.kolo.runtime.internal.engine.op.Deadlines;
@@ -50,14 +51,14 @@ final class Rendezvous {
                 String why = reply.waitingReason();
                 if (waitingSince == 0) {
                     waitingSince = now;
-                    end = now + config.elasticTimeout().toNanos();
+                    end = now + config.get(Settings.ELASTIC_TIMEOUT).toNanos();
                     nextNotice = now + WAITING_NOTICE_NANOS;
                     LOG.warn("waiting for a place: {}; gives up after {} s (KOLO_ELASTIC_TIMEOUT)", why,
-                            config.elasticTimeout().toSeconds());
+                            config.get(Settings.ELASTIC_TIMEOUT).toSeconds());
                 } else if (now >= nextNotice) {
                     nextNotice += WAITING_NOTICE_NANOS;
                     LOG.warn("still waiting for a place after {} s of at most {} s: {}",
-                            TimeUnit.NANOSECONDS.toSeconds(now - waitingSince), config.elasticTimeout().toSeconds(),
+                            TimeUnit.NANOSECONDS.toSeconds(now - waitingSince), config.get(Settings.ELASTIC_TIMEOUT).toSeconds(),
                             why);
                 }
             }
@@ -65,18 +66,18 @@ final class Rendezvous {
                 // A long rendezvous is not silent: who is here so far, how long, and the deadline.
                 nextProgress += WAITING_NOTICE_NANOS;
                 LOG.info("rendezvous of job '{}': {} of {} workers after {} s of at most {} s (KOLO_RENDEZVOUS_TIMEOUT)",
-                        config.jobName(), reply == null ? "no coordinator answer yet, so unknown" : reply.arrived().size(),
-                        config.np(), TimeUnit.NANOSECONDS.toSeconds(now - start), config.rendezvousTimeout().toSeconds());
+                        config.get(Settings.JOB), reply == null ? "no coordinator answer yet, so unknown" : reply.arrived().size(),
+                        config.get(Settings.NP), TimeUnit.NANOSECONDS.toSeconds(now - start), config.get(Settings.RENDEZVOUS_TIMEOUT).toSeconds());
             }
             if (waitingSince != 0 && worker.clusterNode().memberAddresses().size() <= 1) {
-                throw new KoloException("job '" + config.jobName() + "' ended while this worker waited for a place "
-                        + "(it ran at its maximum, KOLO_MAX_NP=" + config.maxNp() + "): there is no job to join");
+                throw new KoloException("job '" + config.get(Settings.JOB) + "' ended while this worker waited for a place "
+                        + "(it ran at its maximum, KOLO_MAX_NP=" + config.get(Settings.MAX_NP) + "): there is no job to join");
             }
             if (now >= end) {
                 if (waitingSince != 0) {
-                    throw new KoloException("no place freed in job '" + config.jobName() + "' within "
-                            + config.elasticTimeout().toSeconds() + " s (KOLO_ELASTIC_TIMEOUT): it runs at its "
-                            + "maximum, KOLO_MAX_NP=" + config.maxNp() + "; raise KOLO_MAX_NP to run more workers, "
+                    throw new KoloException("no place freed in job '" + config.get(Settings.JOB) + "' within "
+                            + config.get(Settings.ELASTIC_TIMEOUT).toSeconds() + " s (KOLO_ELASTIC_TIMEOUT): it runs at its "
+                            + "maximum, KOLO_MAX_NP=" + config.get(Settings.MAX_NP) + "; raise KOLO_MAX_NP to run more workers, "
                             + "or stop this one");
                 }
                 throw new KoloException(RendezvousTimeout.message(config, worker.clusterNode(),

@@ -3,6 +3,7 @@ package dev.kolo.runtime.internal.bootstrap;
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.MemberAddress;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.cluster.ClusterNode;
 import dev.kolo.runtime.internal.control.ControlMessage.HelloReply;
 import java.util.ArrayList;
@@ -18,11 +19,11 @@ final class RendezvousTimeout {
 
     /** @param reply the coordinator's last answer to this worker's hello, or null if none came */
     static String message(KoloConfig config, ClusterNode cluster, HelloReply reply) {
-        StringBuilder m = new StringBuilder("rendezvous of job '").append(config.jobName()).append("' timed out after ")
-                .append(config.rendezvousTimeout().toSeconds()).append(" s: ");
+        StringBuilder m = new StringBuilder("rendezvous of job '").append(config.get(Settings.JOB)).append("' timed out after ")
+                .append(config.get(Settings.RENDEZVOUS_TIMEOUT).toSeconds()).append(" s: ");
         if (reply != null) {
-            int missing = Math.max(0, config.np() - reply.arrived().size());
-            m.append(reply.arrived().size()).append(" of ").append(config.np()).append(" workers arrived (")
+            int missing = Math.max(0, config.get(Settings.NP) - reply.arrived().size());
+            m.append(reply.arrived().size()).append(" of ").append(config.get(Settings.NP)).append(" workers arrived (")
                     .append(String.join(", ", reply.arrived())).append("); start the missing ").append(missing)
                     .append(missing == 1 ? " worker" : " workers");
         } else {
@@ -36,7 +37,7 @@ final class RendezvousTimeout {
         }
         m.append(", or lower KOLO_NP (--np), or raise KOLO_RENDEZVOUS_TIMEOUT");
         // Workers with different secrets form different clusters: say so, it is the one cause not visible here.
-        m.append(config.hasJobSecret() ? "; workers with another KOLO_JOB_SECRET (or none) form a separate cluster "
+        m.append(config.isSet(Settings.JOB_SECRET) ? "; workers with another KOLO_JOB_SECRET (or none) form a separate cluster "
                 + "and are never counted: set the same KOLO_JOB_SECRET on every worker"
                 : "; this worker has no KOLO_JOB_SECRET and never meets workers that have one");
         if (config.tls()) {
@@ -55,9 +56,9 @@ final class RendezvousTimeout {
 
     private static List<String> unseenMembers(KoloConfig config, ClusterNode cluster) {
         List<String> unseen = new ArrayList<>();
-        if (config.discovery() == Discovery.MEMBERS) {
+        if (config.get(Settings.DISCOVERY) == Discovery.MEMBERS) {
             List<String> seen = cluster.memberAddresses();
-            for (String m : config.members()) {
+            for (String m : config.get(Settings.MEMBERS)) {
                 MemberAddress a = MemberAddress.parse(m);
                 boolean found = seen.stream().anyMatch(s -> s.endsWith(":" + a.port())
                         && (s.startsWith(a.host() + ":") || sameHost(a.host(), s.substring(0, s.lastIndexOf(':')))));

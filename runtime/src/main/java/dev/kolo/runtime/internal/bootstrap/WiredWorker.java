@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.bootstrap;
 
 import com.hazelcast.core.HazelcastInstance;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.access.Departure;
 import dev.kolo.runtime.internal.access.WorkerInternals;
 import dev.kolo.runtime.internal.cluster.ClusterNode;
@@ -128,8 +129,8 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
         if (health == null) {
             return null;
         }
-        String bound = config.metricsHost();
-        return WorkerStatus.pageUrl(bound.equals("0.0.0.0") || bound.equals("::") ? config.host() : bound,
+        String bound = config.get(Settings.METRICS_HOST);
+        return WorkerStatus.pageUrl(bound.equals("0.0.0.0") || bound.equals("::") ? config.get(Settings.HOST) : bound,
                 health.port());
     }
 

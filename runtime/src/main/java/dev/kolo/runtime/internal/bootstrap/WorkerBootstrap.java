@@ -21,6 +21,7 @@ import dev.kolo.runtime.internal.status.StatusVerticle;
 import dev.kolo.runtime.internal.wiring.DataPlaneListener;
 import dev.kolo.runtime.internal.wiring.DataPlanes;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -55,13 +56,13 @@ public final class WorkerBootstrap {
         // Before anything binds or joins: a worker with bad TLS files must not enter the cluster at all.
         TlsMaterial tls = TlsMaterial.load(config);
         if (tls != null) {
-            LOG.info("job '{}': event bus and data plane use mutual {} as {}", config.jobName(), TlsMaterial.PROTOCOL,
+            LOG.info("job '{}': event bus and data plane use mutual {} as {}", config.get(Settings.JOB), TlsMaterial.PROTOCOL,
                     tls.subject());
         }
-        long deadline = System.nanoTime() + config.rendezvousTimeout().toNanos();
-        DataPlaneListener dataPlane = DataPlaneListener.bind(config.host(), config.dataPort());
-        Observability observability = new Observability(new KoloMetrics(config.jobName(),
-                config.metricsPort() != 0));
+        long deadline = System.nanoTime() + config.get(Settings.RENDEZVOUS_TIMEOUT).toNanos();
+        DataPlaneListener dataPlane = DataPlaneListener.bind(config.get(Settings.HOST), config.get(Settings.DATA_PORT));
+        Observability observability = new Observability(new KoloMetrics(config.get(Settings.JOB),
+                config.get(Settings.METRICS_PORT) != 0));
         ClusterNode cluster;
         try {
             cluster = ClusterNode.start(config, observability.metrics.registry(), tls);
@@ -80,17 +81,17 @@ public final class WorkerBootstrap {
             StatusPage page = new StatusPage(board);
             cluster.vertx().deployVerticle(new StatusVerticle(board, page)).toCompletionStage().toCompletableFuture()
                     .get(10, TimeUnit.SECONDS);
-            if (config.metricsPort() != 0) {
+            if (config.get(Settings.METRICS_PORT) != 0) {
                 // A port the user left at its default moves up to a free one under local discovery.
-                int tries = config.discovery() == Discovery.LOCAL && !config.isSet(Settings.METRICS_PORT)
-                        ? KoloConfig.LOCAL_PORT_COUNT : 1;
-                health = HealthServer.start(cluster.vertx(), config.metricsHost(), config.metricsPort(), tries,
+                int tries = config.get(Settings.DISCOVERY) == Discovery.LOCAL && !config.isSet(Settings.METRICS_PORT)
+                        ? Settings.LOCAL_PORT_COUNT : 1;
+                health = HealthServer.start(cluster.vertx(), config.get(Settings.METRICS_HOST), config.get(Settings.METRICS_PORT), tries,
                         observability.metrics, () -> view.get().readiness(),
                         router -> page.route(cluster.vertx(), router));
             }
             // The worker's page port travels with it, so that every page can link to the coordinator's.
-            WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.host(), dataPlane.port(),
-                    health == null ? 0 : health.port(), ProcessHandle.current().pid(), config.rankHint().orElse(-1),
+            WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.get(Settings.HOST), dataPlane.port(),
+                    health == null ? 0 : health.port(), ProcessHandle.current().pid(), Objects.requireNonNullElse(config.get(Settings.RANK_HINT), -1),
                     -1, -1, -1, dataPlanes.cpuList());
             CollectiveClient collectives = new CollectiveClient(cluster, dataPlanes, dataPlanes.reducer(),
                     "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
@@ -107,8 +108,8 @@ public final class WorkerBootstrap {
             dataPlanes.bindCpus(worker.view().assignment(), worker.view().self());
             int rank = worker.view().self().rank();
             observability.metrics.bindRank(rank, dataPlanes.kernelsName(), collectives::inFlightCount);
-            if (config.timeline() != null) {
-                String path = config.timeline().replace("{rank}", Integer.toString(rank));
+            if (config.get(Settings.TIMELINE) != null) {
+                String path = config.get(Settings.TIMELINE).replace("{rank}", Integer.toString(rank));
                 observability.timeline(new ChromeTraceTimeline(java.nio.file.Path.of(path), rank));
             }
             WorkerView v = worker.view();

@@ -13,6 +13,7 @@ import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
 import dev.kolo.runtime.MemberAddress;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.control.Addressed;
 import dev.kolo.runtime.internal.control.ControlAddresses;
 import dev.kolo.runtime.internal.control.ControlCodec;
@@ -69,7 +70,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         this.hazelcast = hazelcast;
         this.vertx = vertx;
         this.nodeId = nodeIdOf(hazelcast.getCluster().getLocalMember());
-        this.addresses = new ControlAddresses(config.jobName());
+        this.addresses = new ControlAddresses(config.get(Settings.JOB));
         this.rejections = rejections;
         this.authenticated = authenticated;
     }
@@ -92,26 +93,26 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
             throw new KoloException(describeStartFailure(config, e), e);
         }
         try {
-            EventBusOptions eventBus = new EventBusOptions().setHost(config.host()).setPort(0)
-                    .setClusterPublicHost(config.host());
+            EventBusOptions eventBus = new EventBusOptions().setHost(config.get(Settings.HOST)).setPort(0)
+                    .setClusterPublicHost(config.get(Settings.HOST));
             if (tls != null) {
                 tls.secure(eventBus);
             }
             VertxOptions options = new VertxOptions().setEventBusOptions(eventBus)
                     .setMetricsOptions(new io.vertx.micrometer.MicrometerMetricsOptions()
-                            .setEnabled(config.metricsPort() != 0)
+                            .setEnabled(config.get(Settings.METRICS_PORT) != 0)
                             // Per-message event-bus meters (address tags, handler timers) cost more than a
                             // small collective itself; Kolo's negotiation and collective meters cover it.
                             .addDisabledMetricsCategory(io.vertx.micrometer.MetricsDomain.EVENT_BUS));
             HazelcastClusterManager clusterManager = new HazelcastClusterManager(hz);
             var builder = Vertx.builder().with(options).withClusterManager(clusterManager);
-            if (config.metricsPort() != 0) {
+            if (config.get(Settings.METRICS_PORT) != 0) {
                 builder.withMetrics(new io.vertx.micrometer.MicrometerMetricsFactory(registry));
             }
             Vertx vertx = builder
                     .buildClustered()
                     .toCompletionStage().toCompletableFuture()
-                    .get(config.rendezvousTimeout().toMillis(), TimeUnit.MILLISECONDS);
+                    .get(config.get(Settings.RENDEZVOUS_TIMEOUT).toMillis(), TimeUnit.MILLISECONDS);
             vertx.exceptionHandler(new UnhandledExceptions());
             JobKeys keys = JobKeys.of(config);
             ControlRejections rejections = new ControlRejections(registry);
@@ -124,7 +125,7 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
             return node;
         } catch (Exception e) {
             hz.getLifecycleService().terminate();
-            throw new KoloException("cannot start the clustered event bus on " + config.host() + ": " + e, e);
+            throw new KoloException("cannot start the clustered event bus on " + config.get(Settings.HOST) + ": " + e, e);
         }
     }
 
@@ -135,8 +136,8 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         JobKeys keys = JobKeys.of(c);
         // With a secret the cluster name carries a tag of it: workers with another secret (or none), and
         // strangers who do not watch the network, form or find other clusters and never join this one.
-        hz.setClusterName(keys == null ? c.jobName() : keys.clusterName());
-        hz.setInstanceName("kolo-" + c.jobName() + "-" + UUID.randomUUID());
+        hz.setClusterName(keys == null ? c.get(Settings.JOB) : keys.clusterName());
+        hz.setInstanceName("kolo-" + c.get(Settings.JOB) + "-" + UUID.randomUUID());
         hz.setProperty("hazelcast.logging.type", "slf4j");
         hz.setProperty("hazelcast.phone.home.enabled", "false");
         hz.setProperty("hazelcast.shutdownhook.enabled", "false");
@@ -144,61 +145,61 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
         // Join at once instead of waiting 5 s to collect other joiners.
         hz.setProperty("hazelcast.wait.seconds.before.join", "0");
         // A hung member is declared lost in seconds, not the default minute.
-        long heartbeat = Math.max(1, c.heartbeatTimeout().toSeconds());
+        long heartbeat = Math.max(1, c.get(Settings.HEARTBEAT_TIMEOUT).toSeconds());
         hz.setProperty("hazelcast.heartbeat.interval.seconds", "1");
         hz.setProperty("hazelcast.max.no.heartbeat.seconds", Long.toString(heartbeat));
         // Members that started apart (split) find each other in seconds, not the default five minutes.
         hz.setProperty("hazelcast.merge.first.run.delay.seconds", "5");
         hz.setProperty("hazelcast.merge.next.run.delay.seconds", "5");
         hz.setProperty("hazelcast.max.join.seconds", "20");
-        hz.setProperty("hazelcast.local.localAddress", c.host());
+        hz.setProperty("hazelcast.local.localAddress", c.get(Settings.HOST));
 
         NetworkConfig net = hz.getNetworkConfig();
-        net.setPort(c.clusterPort());
-        net.setPortAutoIncrement(c.discovery() == Discovery.LOCAL);
-        net.setPortCount(KoloConfig.LOCAL_PORT_COUNT);
-        net.getInterfaces().setEnabled(true).setInterfaces(List.of(c.host()));
+        net.setPort(c.get(Settings.CLUSTER_PORT));
+        net.setPortAutoIncrement(c.get(Settings.DISCOVERY) == Discovery.LOCAL);
+        net.setPortCount(Settings.LOCAL_PORT_COUNT);
+        net.getInterfaces().setEnabled(true).setInterfaces(List.of(c.get(Settings.HOST)));
         JoinConfig join = net.getJoin();
         join.getMulticastConfig().setEnabled(false);
         join.getAutoDetectionConfig().setEnabled(false);
         join.getKubernetesConfig().setEnabled(false);
         TcpIpConfig tcp = join.getTcpIpConfig().setEnabled(false).setConnectionTimeoutSeconds(3);
-        switch (c.discovery()) {
+        switch (c.get(Settings.DISCOVERY)) {
             case LOCAL:
                 // Each address on its own: Hazelcast does not accept a port range string here.
-                tcp.setEnabled(true).setMembers(localMembers(c.clusterPort()));
+                tcp.setEnabled(true).setMembers(localMembers(c.get(Settings.CLUSTER_PORT)));
                 break;
             case MEMBERS:
                 List<String> members = new ArrayList<>();
-                c.members().forEach(m -> members.add(MemberAddress.parse(m).toString()));
+                c.get(Settings.MEMBERS).forEach(m -> members.add(MemberAddress.parse(m).toString()));
                 tcp.setEnabled(true).setMembers(members);
                 break;
             case KUBERNETES:
                 net.setPortAutoIncrement(false);
                 net.getInterfaces().setEnabled(false);
                 join.getKubernetesConfig().setEnabled(true)
-                        .setProperty("service-dns", c.serviceDns())
-                        .setProperty("service-port", Integer.toString(c.servicePort()));
+                        .setProperty("service-dns", c.get(Settings.SERVICE_DNS))
+                        .setProperty("service-port", Integer.toString(c.get(Settings.SERVICE_PORT)));
                 break;
             default:
-                throw new AssertionError(c.discovery());
+                throw new AssertionError(c.get(Settings.DISCOVERY));
         }
         return hz;
     }
 
     private static List<String> localMembers(int basePort) {
         List<String> members = new ArrayList<>();
-        for (int i = 0; i < KoloConfig.LOCAL_PORT_COUNT; i++) {
+        for (int i = 0; i < Settings.LOCAL_PORT_COUNT; i++) {
             members.add("127.0.0.1:" + (basePort + i));
         }
         return members;
     }
 
     private static void checkResolvable(KoloConfig c) {
-        if (c.discovery() != Discovery.MEMBERS) {
+        if (c.get(Settings.DISCOVERY) != Discovery.MEMBERS) {
             return;
         }
-        for (String m : c.members()) {
+        for (String m : c.get(Settings.MEMBERS)) {
             MemberAddress address = MemberAddress.parse(m);
             try {
                 InetAddress.getByName(address.host());
@@ -211,15 +212,15 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
 
     /** Without auto-increment a taken port is fatal: say so plainly before Hazelcast fails on it. */
     private static void checkClusterPortFree(KoloConfig c) {
-        if (c.discovery() == Discovery.LOCAL) {
+        if (c.get(Settings.DISCOVERY) == Discovery.LOCAL) {
             return;
         }
-        String bindHost = c.discovery() == Discovery.KUBERNETES ? "0.0.0.0" : c.host();
+        String bindHost = c.get(Settings.DISCOVERY) == Discovery.KUBERNETES ? "0.0.0.0" : c.get(Settings.HOST);
         try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
             probe.setReuseAddress(true);
-            probe.bind(new java.net.InetSocketAddress(bindHost, c.clusterPort()));
+            probe.bind(new java.net.InetSocketAddress(bindHost, c.get(Settings.CLUSTER_PORT)));
         } catch (java.io.IOException e) {
-            throw new KoloException("cluster port " + c.clusterPort() + " on " + bindHost + " is already in use ("
+            throw new KoloException("cluster port " + c.get(Settings.CLUSTER_PORT) + " on " + bindHost + " is already in use ("
                     + e.getMessage() + "); set KOLO_CLUSTER_PORT (--cluster-port) to a free port");
         }
     }
@@ -227,10 +228,10 @@ public final class ClusterNode implements ControlChannel, AutoCloseable {
     private static String describeStartFailure(KoloConfig c, RuntimeException e) {
         String text = String.valueOf(e.getMessage());
         if (text.contains("ddress already in use") || text.contains("Port") || text.contains("port")) {
-            return "cluster port " + c.clusterPort() + " on " + c.host() + " is not available (" + text
+            return "cluster port " + c.get(Settings.CLUSTER_PORT) + " on " + c.get(Settings.HOST) + " is not available (" + text
                     + "); set KOLO_CLUSTER_PORT (--cluster-port) to a free port";
         }
-        return "cannot join the cluster of job '" + c.jobName() + "' on " + c.host() + ": " + text;
+        return "cannot join the cluster of job '" + c.get(Settings.JOB) + "' on " + c.get(Settings.HOST) + ": " + text;
     }
 
     /** @return "node abcd1234 (member 10.0.0.3:5701)" for a node id that is a member, else just the short id */

@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.cluster;
 
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.control.ControlAddresses;
 import dev.kolo.runtime.internal.control.ControlCodec;
 import dev.kolo.runtime.internal.control.ControlMessage;
@@ -13,7 +14,6 @@ import dev.kolo.runtime.internal.control.ControlMessage.MembersChanged;
 import dev.kolo.runtime.internal.control.ControlMessage.OpRequest;
 import dev.kolo.runtime.internal.control.SetScope;
 import dev.kolo.runtime.internal.control.WorkerInfo;
-import dev.kolo.runtime.internal.negotiation.Negotiator;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.status.StatusVerticle;
 import io.vertx.core.Future;
@@ -57,6 +57,7 @@ final class CoordinatorVerticle extends VerticleBase {
 
     private final Observability observability;
     private final java.util.function.LongSupplier cycleNanos;
+    private final StallInspector stalls;
 
     /**
      * @param cycleNanos the cycle time in force ({@code KOLO_CYCLE_TIME}, or as rank 0's autotuner set it when this
@@ -68,6 +69,8 @@ final class CoordinatorVerticle extends VerticleBase {
         this.cycleNanos = cycleNanos;
         this.observability = observability;
         this.config = node.config();
+        this.stalls = new StallInspector(config.get(Settings.STALL_WARNING), config.get(Settings.STALL_SHUTDOWN),
+                observability.metrics);
         this.lastGeneration = lastGeneration;
         this.current = current;
         this.currentAborted = current != null; // a coordinator that takes over inherits a broken generation
@@ -81,10 +84,7 @@ final class CoordinatorVerticle extends VerticleBase {
         var bus = vertx.eventBus();
         bus.<ControlMessage>localConsumer(node.addresses().membersLocal(node.nodeId()),
                 m -> onMembers((MembersChanged) m.body()));
-        long shortest = config.stallShutdown().isZero() ? config.stallWarning().toMillis()
-                : Math.min(config.stallWarning().toMillis(), config.stallShutdown().toMillis() / 2);
-        long inspectEvery = Math.max(200, Math.min(5000, shortest / 4));
-        vertx.setPeriodic(inspectEvery, id -> inspectStalls());
+        vertx.setPeriodic(stalls.inspectEveryMillis(), id -> inspectStalls());
         vertx.setPeriodic(StatusVerticle.INTERVAL_MILLIS, id -> showStalls());
         return bus.consumer(node.addresses().coordinator(node.nodeId()), this::onMessage)
                 .completion()
@@ -93,7 +93,7 @@ final class CoordinatorVerticle extends VerticleBase {
 
     private void announce() {
         if (!takeover) {
-            LOG.info("coordinating job '{}' (waiting for {} workers)", config.jobName(), config.np());
+            LOG.info("coordinating job '{}' (waiting for {} workers)", config.get(Settings.JOB), config.get(Settings.NP));
             return;
         }
         // Takeover: tell everyone who coordinates the next generation.
@@ -202,7 +202,7 @@ final class CoordinatorVerticle extends VerticleBase {
         }
         SetNegotiation set = sets.get(scope.id());
         if (set == null && !scope.global()) {
-            set = SetNegotiation.processSet(current, scope, config.fusionThreshold());
+            set = SetNegotiation.processSet(current, scope, config.get(Settings.FUSION_THRESHOLD));
             if (set != null) {
                 sets.put(scope.id(), set);
                 LOG.debug("negotiating {} of generation {}", scope.describe(), generation);
@@ -270,43 +270,15 @@ final class CoordinatorVerticle extends VerticleBase {
         }
     }
 
-    /**
-     * The stall inspector: names ranks that keep others waiting, and fails such ops after the stall shutdown
-     * time. The warning comes first: at the stall warning time, or at half the shutdown time if that is earlier.
-     */
+    /** Runs the stall inspector over every negotiation of the current generation; a failed stall is sent at once. */
     private void inspectStalls() {
         if (currentAborted) {
             return;
         }
         for (SetNegotiation set : List.copyOf(sets.values())) {
-            inspectStalls(set);
-        }
-    }
-
-    private void inspectStalls(SetNegotiation set) {
-        Negotiator negotiator = set.negotiator;
-        Map<String, Long> stallWarned = set.stallWarned;
-        long now = System.nanoTime();
-        long shutdown = config.stallShutdown().toNanos();
-        long warnAfter = shutdown > 0 ? Math.min(config.stallWarning().toNanos(), shutdown / 2)
-                : config.stallWarning().toNanos();
-        for (Negotiator.Stall stall : negotiator.stalls(now, warnAfter)) {
-            Long last = stallWarned.get(stall.name());
-            if (last == null || now - last >= warnAfter) {
-                stallWarned.put(stall.name(), now);
-                observability.metrics.stallWarning();
-                LOG.warn("stall: {} has waited {} s for ranks {} to submit it (the other ranks are ready); "
-                        + "a rank that skips a tensor, or runs a different step, keeps everyone waiting{}",
-                        set.describe(stall.name()), String.format("%.1f", stall.seconds()),
-                        set.scope.globalRanks(stall.missingRanks()),
-                        shutdown > 0 ? "; it fails on every rank after " + config.stallShutdown().toSeconds()
-                                + " s (KOLO_STALL_SHUTDOWN)" : "");
+            if (stalls.inspect(set)) {
+                flush(set);
             }
-        }
-        stallWarned.keySet().removeIf(name -> negotiator.stalls(now, 0).stream().noneMatch(s -> s.name().equals(name)));
-        if (shutdown > 0) {
-            negotiator.failStalled(now, shutdown);
-            flush(set);
         }
     }
 
@@ -315,18 +287,8 @@ final class CoordinatorVerticle extends VerticleBase {
         if (sets.isEmpty() || currentAborted) {
             return;
         }
-        io.vertx.core.json.JsonArray list = new io.vertx.core.json.JsonArray();
-        for (SetNegotiation set : sets.values()) {
-            for (Negotiator.Stall stall : set.negotiator.stalls(System.nanoTime(),
-                    StatusVerticle.INTERVAL_MILLIS * 1_000_000)) {
-                list.add(new io.vertx.core.json.JsonObject().put("tensor", set.scope.global() ? stall.name()
-                                : "set " + set.scope.id() + "/" + stall.name())
-                        .put("missingRanks", new io.vertx.core.json.JsonArray(set.scope.globalRanks(stall.missingRanks())))
-                        .put("seconds", stall.seconds()));
-            }
-        }
-        StatusVerticle.post(vertx, node.addresses().status(node.nodeId()),
-                new io.vertx.core.json.JsonObject().put("kind", "stalls").put("stalls", list));
+        StatusVerticle.post(vertx, node.addresses().status(node.nodeId()), new io.vertx.core.json.JsonObject()
+                .put("kind", "stalls").put("stalls", stalls.waiting(sets.values(), StatusVerticle.INTERVAL_MILLIS)));
     }
 
     private HelloReply onHello(Hello hello) {
@@ -351,16 +313,16 @@ final class CoordinatorVerticle extends VerticleBase {
                 // A rank of the running generation regroups (a membership change agreed at a commit).
                 endCurrent("a rank regroups");
             } else if (!config.elastic()) {
-                return reply(false, "job '" + config.jobName() + "' already runs with its " + current.workers().size()
-                        + " workers (np=" + config.np() + ") in generation " + current.generation()
+                return reply(false, "job '" + config.get(Settings.JOB) + "' already runs with its " + current.workers().size()
+                        + " workers (np=" + config.get(Settings.NP) + ") in generation " + current.generation()
                         + "; this worker is surplus: stop it, or make the job elastic with KOLO_MIN_NP/KOLO_MAX_NP");
-            } else if (current.workers().size() >= config.maxNp()) {
+            } else if (current.workers().size() >= config.get(Settings.MAX_NP)) {
                 // The job runs at its maximum: the newcomer waits outside it, and nothing regroups for it. It
                 // takes the first place that frees (a worker lost or leaving), earliest arrival first.
                 if (!pending.containsKey(w.node())) {
                     pending.put(w.node(), w);
                     LOG.info("worker {} waits for a place: the job runs at its maximum of {} workers",
-                            w.describe(), config.maxNp());
+                            w.describe(), config.get(Settings.MAX_NP));
                 }
                 return reply(true, waitingNotice());
             } else if (!pending.containsKey(w.node())) {
@@ -378,8 +340,8 @@ final class CoordinatorVerticle extends VerticleBase {
 
     /** What a worker waiting outside a job at its maximum is told: the job's size and maximum. */
     private String waitingNotice() {
-        return HelloReply.WAITING + " job '" + config.jobName() + "' runs generation " + current.generation() + " with "
-                + current.workers().size() + " workers, its maximum (KOLO_MAX_NP=" + config.maxNp() + "); this worker "
+        return HelloReply.WAITING + " job '" + config.get(Settings.JOB) + "' runs generation " + current.generation() + " with "
+                + current.workers().size() + " workers, its maximum (KOLO_MAX_NP=" + config.get(Settings.MAX_NP) + "); this worker "
                 + "joins at the first commit after a place frees (a worker lost or leaving)";
     }
 
@@ -389,12 +351,12 @@ final class CoordinatorVerticle extends VerticleBase {
             return; // running: newcomers wait for the ranks' next commit
         }
         if (current == null) {
-            if (pending.size() >= config.np()) {
+            if (pending.size() >= config.get(Settings.NP)) {
                 closeRound(); // the first generation waits for np workers
             }
             return;
         }
-        if (!config.elastic() || pending.size() < config.minNp() || !majorityOfLast()) {
+        if (!config.elastic() || pending.size() < config.get(Settings.MIN_NP) || !majorityOfLast()) {
             return; // wait: workers' own deadline (KOLO_ELASTIC_TIMEOUT) ends a wait that cannot succeed
         }
         boolean everyone = members.stream().allMatch(pending::containsKey);
@@ -402,13 +364,13 @@ final class CoordinatorVerticle extends VerticleBase {
         // one of them that is merely slower to ask.
         boolean lastRanksBack = current.workers().stream().filter(w -> members.contains(w.node()))
                 .allMatch(w -> pending.containsKey(w.node()));
-        if (everyone || lastRanksBack && pending.size() >= config.maxNp()) {
+        if (everyone || lastRanksBack && pending.size() >= config.get(Settings.MAX_NP)) {
             closeRound();
         } else if (settleTimer < 0) {
             // A live member has not asked yet (hung, or about to leave): go on without it after a short while.
             settleTimer = vertx.setTimer(SETTLE_MS, id -> {
                 settleTimer = -1;
-                if (currentAborted && config.elastic() && pending.size() >= config.minNp() && majorityOfLast()) {
+                if (currentAborted && config.elastic() && pending.size() >= config.get(Settings.MIN_NP) && majorityOfLast()) {
                     closeRound();
                 }
             });
@@ -452,7 +414,7 @@ final class CoordinatorVerticle extends VerticleBase {
     private HelloReply reply(boolean accepted, String reason) {
         List<String> arrived = new ArrayList<>();
         pending.values().forEach(w -> arrived.add(w.describe()));
-        int expected = current == null ? config.np() : config.minNp();
+        int expected = current == null ? config.get(Settings.NP) : config.get(Settings.MIN_NP);
         return new HelloReply(accepted, reason, expected, arrived);
     }
 
@@ -464,7 +426,7 @@ final class CoordinatorVerticle extends VerticleBase {
         joinOrder.sort(java.util.Comparator.comparingInt((WorkerInfo w) -> w.node().equals(node.nodeId()) ? 0 : 1)
                 .thenComparingInt(w -> wasRank(w.node()) ? 0 : 1)
                 .thenComparingInt(w -> wasRank(w.node()) ? age(w.node()) : arrival.indexOf(w.node())));
-        List<WorkerInfo> chosen = joinOrder.subList(0, Math.min(joinOrder.size(), config.maxNp()));
+        List<WorkerInfo> chosen = joinOrder.subList(0, Math.min(joinOrder.size(), config.get(Settings.MAX_NP)));
         List<WorkerInfo> ranked = RankAssigner.assign(chosen);
         long generation = lastGeneration + 1;
         current = new Assignment(generation, node.nodeId(), ranked);
@@ -473,7 +435,7 @@ final class CoordinatorVerticle extends VerticleBase {
         lastGeneration = generation;
         chosen.forEach(w -> pending.remove(w.node()));
         endNegotiations();
-        sets.put(0, SetNegotiation.global(current, config.fusionThreshold()));
+        sets.put(0, SetNegotiation.global(current, config.get(Settings.FUSION_THRESHOLD)));
         if (settleTimer >= 0) {
             vertx.cancelTimer(settleTimer);
             settleTimer = -1;
@@ -484,7 +446,7 @@ final class CoordinatorVerticle extends VerticleBase {
         }
         if (!pending.isEmpty()) {
             LOG.info("{} workers wait for a place: generation {} runs at the maximum of {}", pending.size(),
-                    generation, config.maxNp());
+                    generation, config.get(Settings.MAX_NP));
         }
     }
 

@@ -5,6 +5,7 @@ import com.hazelcast.config.TcpIpConfig;
 import com.hazelcast.core.HazelcastInstance;
 import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -33,7 +34,7 @@ final class SeenMemberAddresses {
 
     /** @return a tracker for a {@code local} worker's instance, or null for other discoveries */
     static SeenMemberAddresses of(KoloConfig config, HazelcastInstance hz) {
-        if (config.discovery() != Discovery.LOCAL) {
+        if (config.get(Settings.DISCOVERY) != Discovery.LOCAL) {
             return null;
         }
         SeenMemberAddresses s = new SeenMemberAddresses(hz.getConfig().getNetworkConfig().getJoin().getTcpIpConfig());

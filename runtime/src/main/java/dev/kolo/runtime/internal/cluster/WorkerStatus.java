@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.cluster;
 
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.control.ControlCodec;
 import dev.kolo.runtime.internal.control.ControlMessage;
@@ -72,7 +73,7 @@ public final class WorkerStatus {
                 }
             }
         }
-        StatusVerticle.post(vertx, board, new JsonObject().put("kind", "view").put("job", node.config().jobName())
+        StatusVerticle.post(vertx, board, new JsonObject().put("kind", "view").put("job", node.config().get(Settings.JOB))
                 .put("generation", v.generation()).put("size", v.size()).put("active", v.active())
                 .put("coordinator", node.nodeId().equals(v.coordinatorNode()))
                 .put("selfRank", v.self() == null ? -1 : v.self().rank())
@@ -85,7 +86,7 @@ public final class WorkerStatus {
      * host (with {@code KOLO_SHM} on), the others over the network ({@code tcp} or {@code tls}).
      */
     private String transport(WorkerView v) {
-        if (v.assignment() == null || v.self() == null || !node.config().sharedMemory()) {
+        if (v.assignment() == null || v.self() == null || !node.config().get(Settings.SHM)) {
             return transport;
         }
         int colocated = 0;

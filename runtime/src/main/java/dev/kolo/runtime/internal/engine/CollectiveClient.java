@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.collectives.DataPlane;
@@ -85,7 +86,7 @@ public final class CollectiveClient implements AutoCloseable, Completion, OpDriv
         this.reducer = reducer;
         this.threadName = threadName;
         this.generations = new Generations(node, scope, observability);
-        this.namesKept = Math.max(MIN_NAMES_KEPT, node.config().cacheCapacity());
+        this.namesKept = Math.max(MIN_NAMES_KEPT, node.config().get(Settings.CACHE_CAPACITY));
         this.engine = new Engine(dataPlanes, reducer, this);
         this.driver = new EngineDriver(engine, this);
         this.collective = new CollectiveThread(engine, driver, this, threadName);
@@ -197,7 +198,7 @@ public final class CollectiveClient implements AutoCloseable, Completion, OpDriv
     @Override
     public void letGo(PendingOp op) {
         KoloConfig config = node.config();
-        driver.letGo(op, config.opTimeout(), DataPlanes.progressTimeout(config));
+        driver.letGo(op, config.get(Settings.OP_TIMEOUT), DataPlanes.progressTimeout(config));
     }
 
     /** {@link #letGo} for a future the caller stops waiting for; any other future is left as it is. */

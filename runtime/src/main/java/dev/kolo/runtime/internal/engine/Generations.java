@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.engine;
 
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.autotune.Autotuner;
 import dev.kolo.runtime.internal.autotune.TunedValues;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
@@ -37,7 +38,7 @@ final class Generations {
         this.node = node;
         this.scope = scope;
         this.observability = observability;
-        this.cycleNanos.set(node.config().cycleTime().toNanos());
+        this.cycleNanos.set(node.config().get(Settings.CYCLE_TIME).toNanos());
     }
 
     /** @return generation {@code a} as this rank ({@code self}) runs it, its outcomes going to {@code completion} */
@@ -54,13 +55,13 @@ final class Generations {
     private Tuning tuning(Assignment a, WorkerInfo self) {
         KoloConfig config = node.config();
         int size = a.workers().size();
-        TunedValues settings = new TunedValues((int) config.fusionThreshold(), RoundMessage.eagerOpBytes(size),
-                (int) (config.cycleTime().toNanos() / 1000));
+        TunedValues settings = new TunedValues(config.get(Settings.FUSION_THRESHOLD).intValue(), RoundMessage.eagerOpBytes(size),
+                (int) (config.get(Settings.CYCLE_TIME).toNanos() / 1000));
         if (!scope.global()) {
             return new Tuning(settings, null, null, null);
         }
-        if (tuner == null && config.autotune() && self.rank() == 0 && size > 1) {
-            String log = config.autotuneLog();
+        if (tuner == null && config.get(Settings.AUTOTUNE) && self.rank() == 0 && size > 1) {
+            String log = config.get(Settings.AUTOTUNE_LOG);
             tuner = new Autotuner(settings, log == null || log.isBlank() ? null : java.nio.file.Path.of(log));
         }
         return new Tuning(settings, self.rank() == 0 ? tuner : null, cycleNanos, tuningHistory);

@@ -1,6 +1,7 @@
 package dev.kolo.runtime.internal.security;
 
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
@@ -32,7 +33,7 @@ public final class JobKeys {
 
     /** @return the job's keys, or null when it has no secret */
     public static JobKeys of(KoloConfig config) {
-        String secret = config.jobSecret();
+        String secret = config.get(Settings.JOB_SECRET);
         if (secret == null) {
             return null;
         }
@@ -40,7 +41,7 @@ public final class JobKeys {
         byte[] prk = hkdfExtract(SALT, ikm);
         Arrays.fill(ikm, (byte) 0);
         try {
-            return new JobKeys(prk, config.jobName());
+            return new JobKeys(prk, config.get(Settings.JOB));
         } finally {
             Arrays.fill(prk, (byte) 0);
         }

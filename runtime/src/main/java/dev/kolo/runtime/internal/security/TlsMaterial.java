@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.security;
 
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
@@ -61,18 +62,18 @@ public final class TlsMaterial {
         if (!config.tls()) {
             return null;
         }
-        byte[] cert = read("KOLO_TLS_CERT", config.tlsCert());
-        byte[] key = read("KOLO_TLS_KEY", config.tlsKey());
-        byte[] ca = read("KOLO_TLS_CA", config.tlsCa());
-        requirePem("KOLO_TLS_CERT", config.tlsCert(), cert, "CERTIFICATE", "this worker's certificate chain");
-        requirePem("KOLO_TLS_CA", config.tlsCa(), ca, "CERTIFICATE", "the job's CA certificate(s)");
+        byte[] cert = read("KOLO_TLS_CERT", config.get(Settings.TLS_CERT));
+        byte[] key = read("KOLO_TLS_KEY", config.get(Settings.TLS_KEY));
+        byte[] ca = read("KOLO_TLS_CA", config.get(Settings.TLS_CA));
+        requirePem("KOLO_TLS_CERT", config.get(Settings.TLS_CERT), cert, "CERTIFICATE", "this worker's certificate chain");
+        requirePem("KOLO_TLS_CA", config.get(Settings.TLS_CA), ca, "CERTIFICATE", "the job's CA certificate(s)");
         String keyText = new String(key, StandardCharsets.US_ASCII);
         if (keyText.contains("ENCRYPTED PRIVATE KEY")) {
-            throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.tlsKey() + ") is encrypted: Kolo needs an unencrypted "
+            throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.get(Settings.TLS_KEY) + ") is encrypted: Kolo needs an unencrypted "
                     + "PKCS#8 key (protect the file instead, e.g. a Kubernetes Secret with mode 0400); convert it with "
                     + "openssl pkcs8 -topk8 -nocrypt -in KEY -out key.pem");
         }
-        requirePem("KOLO_TLS_KEY", config.tlsKey(), key, "PRIVATE KEY", "this worker's private key (PKCS#8)");
+        requirePem("KOLO_TLS_KEY", config.get(Settings.TLS_KEY), key, "PRIVATE KEY", "this worker's private key (PKCS#8)");
 
         PemKeyCertOptions keyCert = new PemKeyCertOptions().addKeyValue(Buffer.buffer(key)).addCertValue(Buffer.buffer(cert));
         PemTrustOptions trust = new PemTrustOptions().addCertValue(Buffer.buffer(ca));
@@ -85,14 +86,14 @@ public final class TlsMaterial {
             try {
                 kmf = keyCert.getKeyManagerFactory(vertx);
             } catch (Exception e) {
-                throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.tlsKey() + ") and KOLO_TLS_CERT (" + config.tlsCert()
+                throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.get(Settings.TLS_KEY) + ") and KOLO_TLS_CERT (" + config.get(Settings.TLS_CERT)
                         + ") cannot be loaded: " + e + "; the key must be an unencrypted PKCS#8 PEM key ('BEGIN PRIVATE "
                         + "KEY'; convert with openssl pkcs8 -topk8 -nocrypt) and the certificate PEM", e);
             }
             try {
                 tmf = trust.getTrustManagerFactory(vertx);
             } catch (Exception e) {
-                throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CA (" + config.tlsCa() + ") cannot be loaded: " + e, e);
+                throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CA (" + config.get(Settings.TLS_CA) + ") cannot be loaded: " + e, e);
             }
         } finally {
             try {
@@ -103,7 +104,7 @@ public final class TlsMaterial {
                 // its threads end with it; nothing of it is kept
             }
         }
-        X509Certificate[] chain = certificates(config.tlsCert(), cert);
+        X509Certificate[] chain = certificates(config.get(Settings.TLS_CERT), cert);
         checkKeyMatches(config, kmf, chain[0]);
         checkChainsToCa(config, tmf, chain);
         try {
@@ -196,8 +197,8 @@ public final class TlsMaterial {
                 }
             }
         }
-        throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.tlsKey() + ") is not the private key of the certificate in "
-                + "KOLO_TLS_CERT (" + config.tlsCert() + "): give each worker its own certificate with its own key");
+        throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_KEY (" + config.get(Settings.TLS_KEY) + ") is not the private key of the certificate in "
+                + "KOLO_TLS_CERT (" + config.get(Settings.TLS_CERT) + "): give each worker its own certificate with its own key");
     }
 
     private static boolean signs(String algorithm, PrivateKey key, X509Certificate cert) {
@@ -229,12 +230,12 @@ public final class TlsMaterial {
                     tm.checkServerTrusted(chain, "UNKNOWN");
                     return;
                 } catch (CertificateException e) {
-                    throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CERT (" + config.tlsCert() + ") is not accepted by KOLO_TLS_CA ("
-                            + config.tlsCa() + "): " + e.getMessage() + "; sign each worker's certificate with the job's "
+                    throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CERT (" + config.get(Settings.TLS_CERT) + ") is not accepted by KOLO_TLS_CA ("
+                            + config.get(Settings.TLS_CA) + "): " + e.getMessage() + "; sign each worker's certificate with the job's "
                             + "CA, valid now, without an extended key usage or with both serverAuth and clientAuth", e);
                 }
             }
         }
-        throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CA (" + config.tlsCa() + ") gives no X.509 trust manager");
+        throw new dev.kolo.runtime.KoloConfigurationException("KOLO_TLS_CA (" + config.get(Settings.TLS_CA) + ") gives no X.509 trust manager");
     }
 }

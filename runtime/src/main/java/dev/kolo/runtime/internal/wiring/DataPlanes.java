@@ -2,6 +2,7 @@ package dev.kolo.runtime.internal.wiring;
 
 import dev.kolo.kernels.Kernels;
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.collectives.AllreduceAlgorithms;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.collectives.Hierarchy;
@@ -48,14 +49,14 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                 .connectTimeout(Duration.ofSeconds(20))
                 .authenticationKey(keys == null ? null : keys.dataPlane())
                 .tls(tls == null ? null : tls.context())
-                .sharedMemory(config.sharedMemory())
-                .sharedMemoryBytes(config.sharedMemoryBytes())
+                .sharedMemory(config.get(Settings.SHM))
+                .sharedMemoryBytes(config.get(Settings.SHM_BYTES))
                 .build();
         this.algorithms = AllreduceAlgorithms.of(AllreduceAlgorithms.DIRECT_MAX_BYTES,
-                AllreduceAlgorithms.DIRECT_MAX_RANKS, config.recursiveDoublingMaxBytes(), config.rabenseifnerMaxBytes());
-        this.hierarchy = Hierarchy.of(config.hierarchical());
-        this.cpuBinding = CpuBinding.of(config.cpuBind());
-        this.transport = Endpoint.start(listener.channel(), config.jobName(), options);
+                AllreduceAlgorithms.DIRECT_MAX_RANKS, config.get(Settings.RECURSIVE_DOUBLING_MAX_BYTES), config.get(Settings.RABENSEIFNER_MAX_BYTES));
+        this.hierarchy = Hierarchy.of(config.get(Settings.HIERARCHICAL));
+        this.cpuBinding = CpuBinding.of(config.get(Settings.CPU_BIND));
+        this.transport = Endpoint.start(listener.channel(), config.get(Settings.JOB), options);
         LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
                 : ", TLS " + TlsMaterial.PROTOCOL);
     }
@@ -65,7 +66,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
      * heartbeat timeout; this bounds the data plane alone (2 x heartbeat timeout, at least 10 s).
      */
     public static Duration progressTimeout(KoloConfig config) {
-        Duration twice = config.heartbeatTimeout().multipliedBy(2);
+        Duration twice = config.get(Settings.HEARTBEAT_TIMEOUT).multipliedBy(2);
         return twice.compareTo(MIN_PROGRESS_TIMEOUT) > 0 ? twice : MIN_PROGRESS_TIMEOUT;
     }
 

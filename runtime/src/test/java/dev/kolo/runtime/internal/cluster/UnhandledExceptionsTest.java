@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Handler;
 import io.vertx.core.eventbus.DeliveryOptions;
@@ -29,8 +30,8 @@ class UnhandledExceptionsTest {
     @Test
     void writesFailedByALeavingMemberAreKnownAndNothingElseIsUnhandled() throws Exception {
         String job = "unhandled-" + Long.toHexString(System.nanoTime());
-        int port = 12000 + KoloConfig.LOCAL_PORT_COUNT * (int) (ProcessHandle.current().pid() % 400);
-        KoloConfig config = KoloConfig.builder().jobName(job).np(2).metricsPort(0).clusterPort(port).build();
+        int port = 12000 + Settings.LOCAL_PORT_COUNT * (int) (ProcessHandle.current().pid() % 400);
+        KoloConfig config = KoloConfig.builder().jobName(job).np(2).metricsPort(0).set(Settings.CLUSTER_PORT, port).build();
         ClusterNode sender = ClusterNode.start(config, new SimpleMeterRegistry(), null);
         ClusterNode leaving = ClusterNode.start(config, new SimpleMeterRegistry(), null);
         List<Throwable> unhandled = new CopyOnWriteArrayList<>();

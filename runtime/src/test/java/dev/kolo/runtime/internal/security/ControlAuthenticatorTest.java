@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.control.Addressed;
 import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.ControlMessage.JoinResponse;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
 /** Control-message tags: authentic messages open once, for their receiver only; anything else is rejected. */
 class ControlAuthenticatorTest {
     private static final KoloConfig CONFIG = KoloConfig.builder().jobName("train")
-            .jobSecret("correct horse battery staple").build();
+            .set(Settings.JOB_SECRET, "correct horse battery staple").build();
     private static final byte[] KEY = JobKeys.of(CONFIG).controlPlane();
 
     private final ControlRejections rejections = new ControlRejections(null);
@@ -71,7 +72,7 @@ class ControlAuthenticatorTest {
 
     @Test
     void anotherKeyOrNoKeyIsRefusedAndTheSecretNeverMatters() {
-        byte[] otherKey = JobKeys.of(KoloConfig.builder().jobName("train").jobSecret("correct horse battery stapler")
+        byte[] otherKey = JobKeys.of(KoloConfig.builder().jobName("train").set(Settings.JOB_SECRET, "correct horse battery stapler")
                 .build()).controlPlane();
         AuthenticatingCodec mallory = new AuthenticatingCodec(new ControlAuthenticator(otherKey, "mallory", id -> id),
                 rejections);
@@ -135,7 +136,7 @@ class ControlAuthenticatorTest {
         assertFalse(java.util.Arrays.equals(a.controlPlane(), a.dataPlane()));
         assertFalse(java.util.Arrays.equals(a.controlPlane(), otherJob.controlPlane()));
         assertTrue(a.clusterName().startsWith("train-"));
-        assertNotEquals(a.clusterName(), JobKeys.of(CONFIG.toBuilder().jobSecret("another secret of length")
+        assertNotEquals(a.clusterName(), JobKeys.of(CONFIG.toBuilder().set(Settings.JOB_SECRET, "another secret of length")
                 .build()).clusterName());
         assertEquals(null, JobKeys.of(KoloConfig.builder().build()));
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Settings;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
@@ -36,10 +37,10 @@ class JobKeysTest {
 
     @Test
     void keysDependOnSecretJobAndPurpose() {
-        JobKeys a = JobKeys.of(KoloConfig.builder().jobName("job-a").jobSecret("s3cret-s3cret-s3cret").build());
-        JobKeys same = JobKeys.of(KoloConfig.builder().jobName("job-a").jobSecret("s3cret-s3cret-s3cret").build());
-        JobKeys otherJob = JobKeys.of(KoloConfig.builder().jobName("job-b").jobSecret("s3cret-s3cret-s3cret").build());
-        JobKeys otherSecret = JobKeys.of(KoloConfig.builder().jobName("job-a").jobSecret("other-s3cret-value").build());
+        JobKeys a = JobKeys.of(KoloConfig.builder().jobName("job-a").set(Settings.JOB_SECRET, "s3cret-s3cret-s3cret").build());
+        JobKeys same = JobKeys.of(KoloConfig.builder().jobName("job-a").set(Settings.JOB_SECRET, "s3cret-s3cret-s3cret").build());
+        JobKeys otherJob = JobKeys.of(KoloConfig.builder().jobName("job-b").set(Settings.JOB_SECRET, "s3cret-s3cret-s3cret").build());
+        JobKeys otherSecret = JobKeys.of(KoloConfig.builder().jobName("job-a").set(Settings.JOB_SECRET, "other-s3cret-value").build());
         assertArrayEquals(a.dataPlane(), same.dataPlane());
         assertNotEquals(HEX.formatHex(a.dataPlane()), HEX.formatHex(a.controlPlane()));
         assertNotEquals(HEX.formatHex(a.dataPlane()), HEX.formatHex(otherJob.dataPlane()));

@@ -3,6 +3,7 @@ package dev.kolo.runtime.internal.engine.agree;
 import dev.kolo.runtime.CollectiveMismatchException;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.KoloException;
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
 import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.collectives.DataPlane;
@@ -139,8 +140,8 @@ public final class RankGeneration implements OpGeneration {
         this.generation = a.generation();
         this.rank = self.rank();
         this.size = a.workers().size();
-        this.cache = new TensorCache(config.cacheCapacity());
-        this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.stallWarning().toNanos() / 10);
+        this.cache = new TensorCache(config.get(Settings.CACHE_CAPACITY));
+        this.demoteAfterNanos = Math.min(MAX_DEMOTE_AFTER_NANOS, config.get(Settings.STALL_WARNING).toNanos() / 10);
         this.responseAgreementNanos = DataPlanes.progressTimeout(config).toNanos();
         this.requests = new CoordinatorRequests(coordinator, a.coordinatorNode(), generation, scope, rank,
                 observability.metrics);

@@ -1,4 +1,4 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
 
 /**
  * What one collective costs one rank in the α-β model, as counts (no times): the sequential steps, and for

@@ -1,4 +1,4 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
 
 import java.util.List;
 

@@ -1,4 +1,6 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
+
+import dev.kolo.runtime.Settings;
 
 /**
  * The α-β cost model of Kolo's collectives: a step costs α (latency of a message, the wait for a peer), a byte
@@ -16,23 +18,26 @@ package dev.kolo.samples.bench;
  * <p>Why a model: it says which algorithm should run at which size and what a step costs at 64 to 1024 ranks,
  * which no machine here can measure; {@link CostModelFit} checks it against this machine's measurements.
  *
- * <p>The algorithm the runtime runs at each size is {@link #select}, the thresholds are the constants below,
- * and the agreement round's message is {@code RoundMessage}'s layout: they must match the runtime's
- * ({@code AllreduceAlgorithms}, {@code RoundMessage} and {@code TransportOptions}' chunk size); change them
- * here when those change.
+ * <p>The algorithm the runtime runs at each size is {@link #select}, the thresholds are the constants below (those
+ * a setting moves are read from its declaration), and the agreement round's message is {@code RoundMessage}'s
+ * layout: the others must match the runtime's ({@code AllreduceAlgorithms}' direct limits, {@code RoundMessage}
+ * and {@code TransportOptions}' chunk size), which are internal; change them here when those change.
  */
 final class CostModel {
     /** Largest allreduce run DIRECT (one contiguous buffer, at most {@link #DIRECT_MAX_RANKS} ranks). */
     static final long DIRECT_MAX_BYTES = 8 * 1024;
     static final int DIRECT_MAX_RANKS = 4;
-    /** Largest allreduce run RECURSIVE_DOUBLING (one contiguous buffer, 3 or more ranks). */
-    static final long RECURSIVE_DOUBLING_MAX_BYTES = 64 * 1024;
-    /** Largest allreduce run RABENSEIFNER (3 or more ranks); anything larger, and above DIRECT at 2 ranks, RING. */
-    static final long RABENSEIFNER_MAX_BYTES = 4L * 1024 * 1024;
+    /** Largest allreduce run RECURSIVE_DOUBLING (one contiguous buffer, 3 or more ranks): the setting's default. */
+    static final long RECURSIVE_DOUBLING_MAX_BYTES = Settings.RECURSIVE_DOUBLING_MAX_BYTES.defaultValue();
+    /**
+     * Largest allreduce run RABENSEIFNER (3 or more ranks), the setting's default; anything larger, and above DIRECT
+     * at 2 ranks, RING.
+     */
+    static final long RABENSEIFNER_MAX_BYTES = Settings.RABENSEIFNER_MAX_BYTES.defaultValue();
     /** The ring's (and chain broadcast's) chunk: {@code TransportOptions.chunkBytes}, 512 KiB by default. */
     static final long RING_CHUNK_BYTES = 512 * 1024;
     /** Default {@code KOLO_FUSION_THRESHOLD}. */
-    static final long FUSION_THRESHOLD = 64L * 1024 * 1024;
+    static final long FUSION_THRESHOLD = Settings.FUSION_THRESHOLD.defaultValue();
 
     /** How the ranks exchange an agreement round's messages. */
     enum Agreement {

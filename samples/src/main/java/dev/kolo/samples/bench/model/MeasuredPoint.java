@@ -1,4 +1,4 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,7 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
 
+import dev.kolo.runtime.Settings;
+import dev.kolo.samples.launch.JsonOption;
 import dev.kolo.samples.launch.KoloVersion;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -54,9 +56,9 @@ public final class BenchModelCommand implements Callable<Integer> {
             description = "Cores of the host the measured ranks shared (default: this machine's processors).")
     Integer cores;
 
-    @Option(names = "--fusion-threshold", paramLabel = "BYTES", defaultValue = "67108864",
+    @Option(names = "--fusion-threshold", paramLabel = "BYTES",
             description = "Largest fused buffer of the step (KOLO_FUSION_THRESHOLD; default: ${DEFAULT-VALUE}).")
-    long fusionThreshold;
+    long fusionThreshold = Settings.FUSION_THRESHOLD.defaultValue();
 
     @Option(names = "--agreement", paramLabel = "SCHEME", defaultValue = "RECURSIVE_DOUBLING",
             description = "Agreement round of the runtime measured and projected: ${COMPLETION-CANDIDATES} "
@@ -95,7 +97,7 @@ public final class BenchModelCommand implements Callable<Integer> {
     }
 
     private void printSizes(PrintWriter out, CostModel model) {
-        if (!output.json) {
+        if (!output.json()) {
             out.printf(Locale.ROOT, "(a) allreduce by size: alpha %.3g us per step, link %.3g Gb/s, add %.3g GB/s, a "
                     + "host per rank; %s agreement round%n", alphaUs, linkGbps, reduceGBps, agreement);
             out.printf(Locale.ROOT, "| %5s | %10s | %18s | %5s | %6s | %12s | %13s | %13s |%n", "np", "bytes",
@@ -108,7 +110,7 @@ public final class BenchModelCommand implements Callable<Integer> {
                 double collective = model.allreduceSeconds(n, bytes) * 1e6;
                 double cached = model.cachedAllreduceSeconds(n, bytes) * 1e6;
                 String path = CostModel.cachedPath(n, bytes);
-                if (output.json) {
+                if (output.json()) {
                     out.printf(Locale.ROOT, "{\"bench\":\"model\",\"section\":\"allreduce\",\"np\":%d,\"bytes\":%d,"
                             + "\"algorithm\":\"%s\",\"cached_path\":\"%s\",\"steps\":%d,\"messages\":%d,"
                             + "\"sent_bytes\":%.0f,\"collective_us\":%.2f,\"cached_op_us\":%.2f}%n", n, bytes, a, path,
@@ -120,7 +122,7 @@ public final class BenchModelCommand implements Callable<Integer> {
                 }
             }
         }
-        if (!output.json) {
+        if (!output.json()) {
             out.println("algorithm|EAGER: a cached op this small rides in the agreement round (cached_op_us); "
                     + "collective_us is the algorithm alone.");
         }
@@ -131,7 +133,7 @@ public final class BenchModelCommand implements Callable<Integer> {
                 model.cores, CostModel.Agreement.ALL_TO_ALL);
         CostModel after = new CostModel(model.alpha, model.beta, model.gamma, model.handoff, model.overhead,
                 model.cores, CostModel.Agreement.RECURSIVE_DOUBLING);
-        if (!output.json) {
+        if (!output.json()) {
             out.printf(Locale.ROOT, "(b) cached ResNet-50 step: 161 float32 tensors fused at %d bytes; one agreement "
                     + "round, then the fused buffers' allreduces%n", fusionThreshold);
             out.printf(Locale.ROOT, "| %5s | %11s | %11s | %7s | %12s | %12s | %12s | %14s | %10s |%n", "np",
@@ -145,7 +147,7 @@ public final class BenchModelCommand implements Callable<Integer> {
             double roundUs = step.agreementSeconds(after) * 1e6;
             double a2aUs = step.agreementSeconds(before) * 1e6;
             double stepMs = step.seconds(model) * 1e3;
-            if (output.json) {
+            if (output.json()) {
                 out.printf(Locale.ROOT, "{\"bench\":\"model\",\"section\":\"resnet50_step\",\"np\":%d,\"tensors\":%d,"
                         + "\"bytes\":%d,\"eager_bytes\":%d,\"buffers\":%d,\"round_messages\":%d,\"round_us\":%.2f,"
                         + "\"round_all_to_all_messages\":%d,\"round_all_to_all_us\":%.2f,\"agreement\":\"%s\","
@@ -157,7 +159,7 @@ public final class BenchModelCommand implements Callable<Integer> {
                         a2a.messages(), stepMs);
             }
         }
-        if (!output.json) {
+        if (!output.json()) {
             out.printf(Locale.ROOT, "round: recursive doubling (after the change); round_a2a: every rank to every "
                     + "other (before it); step_ms with the %s round%n", agreement);
         }
@@ -165,7 +167,7 @@ public final class BenchModelCommand implements Callable<Integer> {
 
     private void printMeasured(PrintWriter out, CostModel model, int hostCores, List<MeasuredPoint> points) {
         if (points.isEmpty()) {
-            if (!output.json) {
+            if (!output.json()) {
                 out.println("(c) model against measured: no --measured FILE given");
             }
             return;
@@ -173,7 +175,7 @@ public final class BenchModelCommand implements Callable<Integer> {
         CostModel fitted = CostModelFit.fit(model, hostCores, points);
         double within = CostModelFit.withinShare(fitted, points, 0.30);
         int inside = (int) Math.round(within * points.size());
-        if (output.json) {
+        if (output.json()) {
             out.printf(Locale.ROOT, "{\"bench\":\"model\",\"section\":\"fit\",\"cores\":%d,\"alpha_us\":%.3f,"
                     + "\"link_GBps\":%s,\"handoff_us\":%.3f,\"overhead_us\":%.3f,\"reduce_GBps\":%.3f,"
                     + "\"points\":%d,\"within_30pct\":%d,\"share_within_30pct\":%.3f}%n", hostCores,
@@ -192,7 +194,7 @@ public final class BenchModelCommand implements Callable<Integer> {
             double modelUs = fitted.cachedAllreduceSeconds(p.np(), p.bytes()) * 1e6;
             double measuredUs = p.seconds() * 1e6;
             String path = CostModel.cachedPath(p.np(), p.bytes());
-            if (output.json) {
+            if (output.json()) {
                 out.printf(Locale.ROOT, "{\"bench\":\"model\",\"section\":\"measured\",\"np\":%d,\"bytes\":%d,"
                         + "\"path\":\"%s\",\"measured_us\":%.2f,\"model_us\":%.2f,\"ratio\":%.3f}%n", p.np(), p.bytes(),
                         path, measuredUs, modelUs, modelUs / measuredUs);
@@ -201,7 +203,7 @@ public final class BenchModelCommand implements Callable<Integer> {
                         measuredUs, modelUs, modelUs / measuredUs);
             }
         }
-        if (!output.json) {
+        if (!output.json()) {
             out.printf(Locale.ROOT, "within +-30%%: %d of %d points (%.0f%%)%n", inside, points.size(), within * 100);
         }
     }

@@ -1,5 +1,6 @@
-package dev.kolo.samples.chaos;
+package dev.kolo.samples.netns;
 
+import dev.kolo.runtime.Settings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -11,11 +12,12 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
- * "Nodes" for multi-host runs on one machine (PodRestartIT, the network scenarios of {@code bench chaos}). As
- * root: one network namespace per node, each with a veth pair whose other end is in a bridge of this run (no
- * address in the root namespace, so nothing leaks into the machine's routing), addresses 10.77.X.(i+1)/24 with
- * X random per run, every node's cluster on port 5701. Not root (or with {@code -Dkolo.it.loopback=true}): every
- * node is a loopback process on its own port, and {@link #describe()} says so ({@link #createIsolated} refuses).
+ * "Nodes" for multi-host runs on one machine (PodRestartIT, the network scenarios of {@code bench chaos},
+ * {@code bench allreduce --hosts}). As root: one network namespace per node, each with a veth pair whose other end
+ * is in a bridge of this run (no address in the root namespace, so nothing leaks into the machine's routing),
+ * addresses 10.77.X.(i+1)/24 with X random per run, every node's cluster on the default cluster port. Not root (or
+ * with {@code -Dkolo.it.loopback=true}): every node is a loopback process on its own port, and {@link #describe()}
+ * says so ({@link #createIsolated} refuses).
  *
  * <p>Names carry the JVM's pid and a random run id ({@code kolo-ns-<pid>-<run>-<i>}, bridges {@code kb<run>} and,
  * for a partition, {@code kp<run>}, links {@code kh<run><i>}); {@link #close()} removes everything, also from a
@@ -59,7 +61,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /** @return a lab of {@code nodes} nodes: namespaces as root, loopback processes otherwise */
-    static NetnsLab create(int nodes) throws IOException, InterruptedException {
+    public static NetnsLab create(int nodes) throws IOException, InterruptedException {
         // -Dkolo.it.loopback=true tries the fallback as root.
         return new NetnsLab(nodes, unavailable() == null && !Boolean.getBoolean("kolo.it.loopback"));
     }
@@ -85,7 +87,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /** @return true when {@code command} is an executable in a directory of PATH */
-    static boolean onPath(String command) {
+    public static boolean onPath(String command) {
         String path = System.getenv("PATH");
         for (String dir : (path == null ? "/usr/sbin:/usr/bin:/sbin:/bin" : path + ":/usr/sbin:/sbin").split(":")) {
             if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, command))) {
@@ -96,11 +98,11 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /** @return true when the nodes are network namespaces (root), false for loopback processes */
-    boolean isolated() {
+    public boolean isolated() {
         return isolated;
     }
 
-    String describe() {
+    public String describe() {
         return isolated ? "network namespaces " + namespace(0) + ".." + (nodes - 1) + " on bridge " + bridge()
                 + ", addresses 10.77." + subnet + ".1.." + nodes
                 : "NOT isolated (not root, or -Dkolo.it.loopback=true): the nodes are loopback processes on ports "
@@ -112,12 +114,12 @@ public final class NetnsLab implements AutoCloseable {
         return isolated ? "10.77." + subnet + "." + (node + 1) : "127.0.0.1";
     }
 
-    int clusterPort(int node) {
-        return isolated ? 5701 : basePort + node;
+    public int clusterPort(int node) {
+        return isolated ? Settings.CLUSTER_PORT.defaultValue() : basePort + node;
     }
 
     /** @return every node's {@code host:port}, for {@code --members} */
-    String members() {
+    public String members() {
         List<String> m = new ArrayList<>();
         for (int i = 0; i < nodes; i++) {
             m.add(address(i) + ":" + clusterPort(i));
@@ -131,7 +133,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /** Runs a command on {@code node} (in its namespace); returns its output. */
-    String shOn(int node, String... cmd) throws IOException, InterruptedException {
+    public String shOn(int node, String... cmd) throws IOException, InterruptedException {
         List<String> all = new ArrayList<>(exec(node));
         all.addAll(List.of(cmd));
         return sh(all.toArray(new String[0]));
@@ -155,7 +157,7 @@ public final class NetnsLab implements AutoCloseable {
      * Splits the network in two: the {@code minority} nodes' links move to a second bridge, so they still reach
      * each other but no longer the rest (frames across are silently lost, as behind a failed switch).
      */
-    void partition(int... minority) throws IOException, InterruptedException {
+    public void partition(int... minority) throws IOException, InterruptedException {
         requireIsolated("partition");
         if (!partitioned) {
             sh("ip", "link", "add", partitionBridge(), "type", "bridge");
@@ -168,7 +170,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /** Ends a {@link #partition}: every node's link is back on the one bridge. */
-    void heal() throws IOException, InterruptedException {
+    public void heal() throws IOException, InterruptedException {
         requireIsolated("heal");
         for (int i = 0; i < nodes; i++) {
             sh("ip", "link", "set", hostLink(i), "master", bridge());
@@ -186,7 +188,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /** The node is gone (its process must have exited): its namespace and links are deleted. */
-    void remove(int node) throws IOException, InterruptedException {
+    public void remove(int node) throws IOException, InterruptedException {
         if (isolated) {
             // The link first: a deleted namespace releases its devices asynchronously, too late for a quick replace.
             sh("ip", "link", "del", hostLink(node));
@@ -195,7 +197,7 @@ public final class NetnsLab implements AutoCloseable {
     }
 
     /** A replacement node with the same address (a pod restarted under the same name). */
-    void replace(int node) throws IOException, InterruptedException {
+    public void replace(int node) throws IOException, InterruptedException {
         if (isolated) {
             addNode(node);
         }

@@ -1,4 +1,4 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
 
 /**
  * The collective algorithms the runtime has or is getting, each with its counts as functions of the number of

@@ -1,5 +1,6 @@
-package dev.kolo.samples.bench;
+package dev.kolo.samples.bench.model;
 
+import dev.kolo.samples.bench.ResNet50Shapes;
 import java.util.ArrayList;
 import java.util.List;
 
