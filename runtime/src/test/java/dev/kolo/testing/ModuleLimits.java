@@ -12,7 +12,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The limits of {@link ModuleRules} as tests: a module's architecture test extends this and names its sources
- * ({@link #modules()}), so that each module's build fails where it breaks one.
+ * ({@link #modules()}), so that each module's build fails where it breaks one: a main class over the line limit, a
+ * package over the file limit (but those the module names, each with its reason), an import circle between
+ * packages, a class that refers to the class that creates it, a fuzz-seed directory no fuzz test reads.
  */
 public abstract class ModuleLimits {
     /**
@@ -42,6 +44,30 @@ public abstract class ModuleLimits {
 
     /** @return the modules this test holds to the limits: its own, and any below it that has no test of its own */
     protected abstract List<Module> modules();
+
+    @Test
+    void noMainClassIsOverTheLineLimit() {
+        ModuleRules.assertNone("main classes over " + ModuleRules.MAX_CLASS_LINES + " lines",
+                each(m -> ModuleRules.classesOver(m.sources(), ModuleRules.MAX_CLASS_LINES)));
+    }
+
+    @Test
+    void noPackageIsOverTheFileLimitButTheNamedOnes() {
+        ModuleRules.assertNone("packages over " + ModuleRules.MAX_PACKAGE_FILES + " files",
+                each(m -> ModuleRules.packagesOver(m.sources(), ModuleRules.MAX_PACKAGE_FILES, m.largePackages())));
+    }
+
+    @Test
+    void packagesImportEachOtherInNoCircle() {
+        ModuleRules.assertNone("import circles between packages",
+                each(m -> ModuleRules.importCircles(m.sources(), m.classes(), m.apiPackage())));
+    }
+
+    @Test
+    void noClassRefersToTheClassThatCreatesIt() {
+        ModuleRules.assertNone("classes that refer to their creator",
+                each(m -> ModuleRules.creatorReferences(m.classes())));
+    }
 
     @Test
     void everyFuzzSeedDirectoryBelongsToAFuzzTest() {
