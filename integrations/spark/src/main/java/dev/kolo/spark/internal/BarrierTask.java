@@ -1,0 +1,141 @@
+package dev.kolo.spark.internal;
+
+import dev.kolo.runtime.Discovery;
+import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.KoloConfig;
+import dev.kolo.runtime.Setting;
+import dev.kolo.spark.PartitionTrainFunction;
+import dev.kolo.spark.RankFailedException;
+import java.io.IOException;
+import java.io.Serializable;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.BarrierTaskContext;
+import org.apache.spark.SparkEnv;
+import scala.collection.Iterator;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * What each task of the barrier stage runs: the rendezvous of the ranks through the stage, the rank's Kolo worker,
+ * the user's function, and the worker's close whatever happens, so that the executor keeps no thread or port of it.
+ *
+ * <p>The job secret is a field of this function: Spark serializes it into the stage's task binary, which travels
+ * to the executors (encrypted with {@code spark.network.crypto.enabled}) and is neither logged nor shown; it is not
+ * in the conf, the environment, the job's local properties or the stage's description, which the UI and the event
+ * log show.
+ *
+ * @param <T> the partition's elements
+ * @param <R> the function's result
+ */
+public final class BarrierTask<T, R> extends AbstractFunction1<Iterator<T>, Iterator<R>> implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final PartitionTrainFunction<T, R> fn;
+    private final int size;
+    private final String jobName;
+    private final String secret;
+    private final Map<String, String> settings;
+
+    /**
+     * @param fn       the user's training
+     * @param size     the number of ranks (the stage's partitions)
+     * @param jobName  a name of this run, unique per run: the stage's attempt is added, so a task of an earlier
+     *                 attempt never meets a later one
+     * @param secret   the job secret the driver generated for this run
+     * @param settings the {@code spark.kolo.*} settings, as {@link SparkSettings#read} returned them
+     */
+    public BarrierTask(PartitionTrainFunction<T, R> fn, int size, String jobName, String secret,
+            Map<String, String> settings) {
+        this.fn = fn;
+        this.size = size;
+        this.jobName = jobName;
+        this.secret = secret;
+        this.settings = new HashMap<>(settings);
+    }
+
+    @Override
+    public Iterator<R> apply(Iterator<T> rows) {
+        BarrierTaskContext ctx = BarrierTaskContext.get();
+        int rank = ctx.partitionId();
+        String executor = SparkEnv.get().executorId();
+        String host = SparkEnv.get().blockManager().blockManagerId().host();
+        Map<String, String> saved = setModuleProperties();
+        try {
+            KoloConfig config = config(ctx, rank, host);
+            R result;
+            try (Kolo kolo = Kolo.init(config)) {
+                if (kolo.rank() != rank) {
+                    throw new IllegalStateException("Kolo gave this task rank " + kolo.rank() + " instead of its "
+                            + "partition " + rank);
+                }
+                result = fn.train(kolo, CollectionConverters.asJava(rows));
+                // Every rank is done before any closes: a rank that closes first ends the others' generation.
+                ctx.barrier();
+            }
+            List<R> out = new ArrayList<>(1);
+            if (rank == 0) {
+                out.add(result);
+            }
+            return CollectionConverters.asScala(out.iterator());
+        } catch (Throwable t) {
+            throw new RankFailedException(rank, size, executor, host, t);
+        } finally {
+            restore(saved);
+        }
+    }
+
+    private KoloConfig config(BarrierTaskContext ctx, int rank, String host) throws IOException {
+        KoloConfig.Builder b = KoloConfig.builderFromEnvironment();
+        SparkSettings.apply(settings, b);
+        int port = freePort(host);
+        // Every rank learns every rank's cluster address here; the allGather is also the moment all are present.
+        String[] members = ctx.allGather(host + ":" + port);
+        b.np(size).minNp(0).maxNp(0).discovery(Discovery.MEMBERS).members(Arrays.asList(members)).host(host)
+                .clusterPort(port).rankHint(rank).jobSecret(secret).cpuBind("off")
+                .jobName(jobName + "-a" + ctx.stageAttemptNumber());
+        if (b.build().metricsPort() != 0 && settings.containsKey("KOLO_METRICS_PORT")) {
+            // Several ranks may share a host: each takes its own port after the one given.
+            b.metricsPort(b.build().metricsPort() + rank);
+        } else {
+            b.metricsPort(0);
+        }
+        return b.build();
+    }
+
+    /**
+     * A port free now; the short window until Kolo binds it is the price of knowing it before the allGather (Kolo's
+     * cluster port must be in every rank's member list before any rank starts).
+     */
+    private static int freePort(String host) throws IOException {
+        try (ServerSocket s = new ServerSocket()) {
+            s.bind(new InetSocketAddress(host, 0));
+            return s.getLocalPort();
+        }
+    }
+
+    /** The modules' settings (the checkpoint's, the elastic module's) are read from system properties. */
+    private Map<String, String> setModuleProperties() {
+        Map<String, String> saved = new HashMap<>();
+        for (Setting<?> s : SparkSettings.moduleSettings(settings)) {
+            saved.put(s.property(), System.getProperty(s.property()));
+            System.setProperty(s.property(), settings.get(s.name()));
+        }
+        return saved;
+    }
+
+    private static void restore(Map<String, String> saved) {
+        saved.forEach((k, v) -> {
+            if (v == null) {
+                System.clearProperty(k);
+            } else {
+                System.setProperty(k, v);
+            }
+        });
+    }
+}
