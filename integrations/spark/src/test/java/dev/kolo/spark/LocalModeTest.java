@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.kolo.checkpoint.CheckpointSettings;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Tensor;
 import java.lang.management.ManagementFactory;
@@ -46,6 +47,7 @@ class LocalModeTest {
                 .config("spark.eventLog.enabled", "true").config("spark.eventLog.dir", events.toUri().toString())
                 .config("spark.eventLog.compress", "false") // read as text below
                 .config("spark.kolo.rendezvous.timeout", "30")
+                .config("spark.kolo.checkpoint.dir", "/tmp/kolo-spark-test-checkpoints")
                 .getOrCreate();
     }
 
@@ -84,6 +86,15 @@ class LocalModeTest {
         assertEquals(101, result[0], "every row read once");
         assertEquals(5050, result[1], "every row read once: the ids add up");
         assertTrue(Math.abs(result[2] - result[3]) <= 1, "shares differ by a row at most: " + Arrays.toString(result));
+    }
+
+    @Test
+    void theGuidesExampleFitsItsLine() {
+        Dataset<Row> points = spark.range(0, 1000).selectExpr("cast(id as double) / 1000 as x",
+                "3 * cast(id as double) / 1000 + 1 as y");
+        double[] line = GuideExample.fitLine(spark, points);
+        assertEquals(3, line[0], 1e-3, "slope");
+        assertEquals(1, line[1], 1e-3, "intercept");
     }
 
     @Test
@@ -132,8 +143,11 @@ class LocalModeTest {
     @Test
     void aKoloSettingInTheSparkConfReachesTheRanks() {
         KoloDistributor d = KoloDistributor.builder(spark).numProcesses(2).build();
-        long seconds = d.run(kolo -> kolo.config().rendezvousTimeout().toSeconds());
-        assertEquals(30, seconds, "spark.kolo.rendezvous.timeout is KOLO_RENDEZVOUS_TIMEOUT");
+        String seen = d.run(kolo -> kolo.config().rendezvousTimeout().toSeconds() + " "
+                + CheckpointSettings.CHECKPOINT_DIR.fromEnvironment().orElse(null));
+        assertEquals("30 /tmp/kolo-spark-test-checkpoints", seen, "spark.kolo.rendezvous.timeout is "
+                + "KOLO_RENDEZVOUS_TIMEOUT, spark.kolo.checkpoint.dir the checkpoint module's KOLO_CHECKPOINT_DIR");
+        assertEquals(null, System.getProperty("kolo.checkpoint.dir"), "the executor's property is restored");
     }
 
     @Test
@@ -171,6 +185,7 @@ class LocalModeTest {
     }
 
     @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS) // Spark's own check retries for 10 minutes
     void moreProcessesThanSlotsFailsAtOnceSayingSo() {
         KoloDistributor d = KoloDistributor.builder(spark).numProcesses(3).slotWait(java.time.Duration.ofMillis(200))
                 .build();

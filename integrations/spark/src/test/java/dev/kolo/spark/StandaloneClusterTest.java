@@ -124,6 +124,7 @@ class StandaloneClusterTest {
     }
 
     @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS) // Spark's own check would wait 10 minutes
     void moreProcessesThanTheClusterHasSlotsFailsAtOnceSayingSo() {
         KoloDistributor d = KoloDistributor.builder(spark).numProcesses(3).slotWait(Duration.ofSeconds(1)).build();
         long start = System.nanoTime();

@@ -65,7 +65,8 @@ public final class BarrierTask<T, R> extends AbstractFunction1<Iterator<T>, Iter
         int rank = ctx.partitionId();
         String executor = SparkEnv.get().executorId();
         String host = SparkEnv.get().blockManager().blockManagerId().host();
-        Map<String, String> saved = setModuleProperties();
+        List<Setting<?>> moduleSettings = SparkSettings.moduleSettings(settings);
+        ModuleProperties.acquire(moduleSettings, settings);
         try {
             KoloConfig config = config(ctx, rank, host);
             R result;
@@ -86,7 +87,7 @@ public final class BarrierTask<T, R> extends AbstractFunction1<Iterator<T>, Iter
         } catch (Throwable t) {
             throw new RankFailedException(rank, size, executor, host, t);
         } finally {
-            restore(saved);
+            ModuleProperties.release(moduleSettings);
         }
     }
 
@@ -117,25 +118,5 @@ public final class BarrierTask<T, R> extends AbstractFunction1<Iterator<T>, Iter
             s.bind(new InetSocketAddress(host, 0));
             return s.getLocalPort();
         }
-    }
-
-    /** The modules' settings (the checkpoint's, the elastic module's) are read from system properties. */
-    private Map<String, String> setModuleProperties() {
-        Map<String, String> saved = new HashMap<>();
-        for (Setting<?> s : SparkSettings.moduleSettings(settings)) {
-            saved.put(s.property(), System.getProperty(s.property()));
-            System.setProperty(s.property(), settings.get(s.name()));
-        }
-        return saved;
-    }
-
-    private static void restore(Map<String, String> saved) {
-        saved.forEach((k, v) -> {
-            if (v == null) {
-                System.clearProperty(k);
-            } else {
-                System.setProperty(k, v);
-            }
-        });
     }
 }
