@@ -61,7 +61,9 @@ class StandaloneClusterTest {
         long driverPid = ProcessHandle.current().pid();
         Dataset<Row> df = spark.range(0, 1000).toDF("id");
         KoloDistributor d = KoloDistributor.builder(spark).numProcesses(2).build();
+        long submitted = System.currentTimeMillis();
         double[] r = d.run(df, (kolo, rows) -> {
+            long firstStep = System.currentTimeMillis(); // the same clock: one machine
             // A little "training": every rank moves its copy of a vector by the average of the ranks' rows.
             float[] w = new float[64];
             long seen = 0;
@@ -86,8 +88,10 @@ class StandaloneClusterTest {
                     .toDoubleArray();
             double[] seenAll = kolo.allreduce("seen", Tensor.of(new double[] {seen}, 1), ReduceOp.SUM)
                     .toDoubleArray();
-            return new double[] {sums[0], sums[1], pids[0], pids[1], seenAll[0], kolo.size()};
+            return new double[] {sums[0], sums[1], pids[0], pids[1], seenAll[0], kolo.size(), firstStep};
         });
+        // Reported, not asserted: the stage's start (repartition's shuffle included) until rank 0 trains.
+        System.out.println("kolo-spark: from run() to rank 0's first step " + ((long) r[6] - submitted) + " ms");
         assertEquals(2, (int) r[5]);
         assertEquals(1000, (long) r[4], "every row read once");
         assertEquals(r[0], r[1], "ranks end equal: " + Arrays.toString(r));

@@ -4,17 +4,21 @@ import dev.kolo.runtime.Discovery;
 import dev.kolo.runtime.Kolo;
 import dev.kolo.runtime.KoloConfig;
 import dev.kolo.runtime.Setting;
+import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.spark.PartitionTrainFunction;
 import dev.kolo.spark.RankFailedException;
 import java.io.IOException;
 import java.io.Serializable;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.apache.spark.BarrierTaskContext;
 import org.apache.spark.SparkEnv;
 import scala.collection.Iterator;
@@ -35,6 +39,9 @@ import scala.runtime.AbstractFunction1;
  */
 public final class BarrierTask<T, R> extends AbstractFunction1<Iterator<T>, Iterator<R>> implements Serializable {
     private static final long serialVersionUID = 1L;
+
+    /** Long enough for the failed rank's close and report; a peer that died without one fails the stage too. */
+    private static final Duration CANCEL_WAIT = Duration.ofSeconds(30);
 
     private final PartitionTrainFunction<T, R> fn;
     private final int size;
@@ -85,6 +92,9 @@ public final class BarrierTask<T, R> extends AbstractFunction1<Iterator<T>, Iter
             }
             return CollectionConverters.asScala(out.iterator());
         } catch (Throwable t) {
+            if (lostPeer(t)) {
+                awaitCancellation(ctx);
+            }
             throw new RankFailedException(rank, size, executor, host, t);
         } finally {
             ModuleProperties.release(moduleSettings);
@@ -107,6 +117,28 @@ public final class BarrierTask<T, R> extends AbstractFunction1<Iterator<T>, Iter
             b.metricsPort(0);
         }
         return b.build();
+    }
+
+    private static boolean lostPeer(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof WorkerLostException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A rank that failed only because another rank left (its function threw, its worker closed) waits until Spark
+     * cancels the stage for that rank's failure, at most {@link #CANCEL_WAIT}: Spark reports the failure that reaches
+     * the driver first, and this rank's would often come before the failure that caused it.
+     */
+    private static void awaitCancellation(BarrierTaskContext ctx) {
+        long deadline = System.nanoTime() + CANCEL_WAIT.toNanos();
+        while (!ctx.isInterrupted() && System.nanoTime() < deadline) {
+            // Spark marks a killed task without always interrupting its thread, and offers no callback: poll.
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        }
     }
 
     /**
