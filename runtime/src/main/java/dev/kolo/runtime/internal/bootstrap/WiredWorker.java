@@ -177,6 +177,24 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
         return verticle.departed().stream().map(w -> new Departure(w.rank(), w.host())).toList();
     }
 
+    /**
+     * Undeploys the worker's verticle (and the coordinator it deployed) before the rest: they post facts to the status
+     * board, and closing Vert.x undeploys every verticle at once, so a fact posted just then could reach the board's
+     * address after its consumer went, which Vert.x logs as a WARN a user would read. Bounded; the close goes on
+     * either way.
+     */
+    private void stopPostingStatus() {
+        try {
+            cluster.vertx().undeploy(verticle.deploymentID()).toCompletionStage().toCompletableFuture()
+                    .get(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            // Closing Vert.x next undeploys it anyway.
+        }
+    }
+
     /** Leaves the job: other workers see this worker leave. Idempotent; bounded in time. */
     @Override
     public void close() {
@@ -186,6 +204,7 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
             if (health != null) {
                 health.close();
             }
+            stopPostingStatus();
             cluster.close(Duration.ofSeconds(10));
             dataPlanes.close();
             dataPlane.close();
