@@ -42,6 +42,11 @@ import java.util.Objects;
  * full pass; {@link #setEpoch} sets it outright. Each call of {@link #batches} first checks with one small
  * collective that every rank has the same data set size, seed, settings and global batch.
  *
+ * <p>{@linkplain Builder#partitioned Partitioned}, each rank holds a partition of the data set of its own (as
+ * each task of a Spark stage does) and draws its batches from it alone: every epoch visits every sample of every
+ * partition once, in an order shuffled from the seed and the epoch, and the position resumes within the
+ * partitions. The job's size cannot change then (a partition cannot be shared among other ranks).
+ *
  * <p>Used by one training thread.
  */
 public final class ElasticSampler {
@@ -50,6 +55,7 @@ public final class ElasticSampler {
     private final BatchSplit split;
     private final boolean shuffle;
     private final boolean dropLast;
+    private final boolean partitioned;
     private final EpochOrder orders;
     /** {epoch, samples of it the job has taken, seed}: live, so that a restore or a sync rewrites it in place. */
     private final long[] position = new long[3];
@@ -59,6 +65,8 @@ public final class ElasticSampler {
     private int globalBatch;
     /** The job's size at the last {@link #batches} call: what {@link #globalBatch} was computed for. */
     private int batchesFor = -1;
+    /** Partitioned: the job's size at the first {@link #batches} call, the only one it may have. */
+    private int partitionedFor = -1;
     private boolean stepDriven;
 
     private ElasticSampler(Builder b) {
@@ -67,6 +75,7 @@ public final class ElasticSampler {
         this.split = b.split;
         this.shuffle = b.shuffle;
         this.dropLast = b.dropLast;
+        this.partitioned = b.partitioned;
         this.position[2] = b.seed;
         this.orders = new EpochOrder(b.shuffle);
     }
@@ -92,7 +101,9 @@ public final class ElasticSampler {
      * the end of the epoch, at the job's current size and this worker's current rank. Every rank calls it at the
      * same point: it runs one small collective to check that the ranks agree.
      *
-     * @param datasetSize the number of samples, indices {@code 0 .. datasetSize - 1}
+     * @param datasetSize the number of samples, indices {@code 0 .. datasetSize - 1}; {@linkplain
+     *     Builder#partitioned partitioned}, the number in all partitions together, each rank's partition holding
+     *     {@code datasetSize / size} of them, indexed {@code 0 ..} within it
      * @return this rank's batches of sample indices, one per step, each a new array
      * @throws IllegalArgumentException on every rank if the data set is empty, too large, smaller than the job, or
      *     (with drop-last) smaller than one global batch, or if the ranks disagree on the data set's size, the seed,
@@ -116,6 +127,9 @@ public final class ElasticSampler {
             throw new IllegalArgumentException("sampler '" + name + "': with drop-last a data set of " + datasetSize
                     + " samples leaves no step of " + g + " (the global batch at " + size + " ranks): use a smaller "
                     + "batch, or pad the last step instead of dropping it");
+        }
+        if (partitioned) {
+            requirePartitions(datasetSize, size, s);
         }
         SamplerAgreement.check(kolo, name, datasetSize, position[2], shuffle, dropLast, g);
         this.count = (int) datasetSize;
@@ -233,6 +247,26 @@ public final class ElasticSampler {
         return sizes;
     }
 
+    private void requirePartitions(long datasetSize, int size, int[] s) {
+        if (partitionedFor != -1 && partitionedFor != size) {
+            throw new IllegalArgumentException("sampler '" + name + "': partitioned over " + partitionedFor
+                    + " ranks, the job now has " + size + ": a partition cannot be shared among other ranks, so a "
+                    + "partitioned sampler serves fixed jobs only");
+        }
+        if (datasetSize % size != 0) {
+            throw new IllegalArgumentException("sampler '" + name + "': partitioned, " + datasetSize
+                    + " samples are not " + size + " equal partitions: pass the size of the smallest partition "
+                    + "times the ranks, and let each rank use that many of its samples");
+        }
+        for (int b : s) {
+            if (b != s[0]) {
+                throw new IllegalArgumentException("sampler '" + name + "': partitioned, every rank takes the same "
+                        + "batch from its partition; the split gives " + java.util.Arrays.toString(s));
+            }
+        }
+        partitionedFor = size;
+    }
+
     /** @return whether a step starting at {@code taken} belongs to the epoch */
     private boolean stepFits(long taken) {
         long left = count - taken;
@@ -272,11 +306,21 @@ public final class ElasticSampler {
             if (!hasNext()) {
                 throw new NoSuchElementException("sampler '" + name + "': epoch " + epoch + " has no more steps");
             }
-            int[] order = orders.of(position[2], epoch, count);
             int[] indices = new int[batch];
-            long first = cursor + offset;
-            for (int i = 0; i < batch; i++) {
-                indices[i] = order[(int) ((first + i) % count)]; // past the end only to pad the last step
+            if (partitioned) {
+                // The job's steps so far took this many of every partition's samples.
+                int partition = count / partitionedFor;
+                int[] order = orders.of(position[2], epoch, partition);
+                long first = cursor / globalBatch * batch;
+                for (int i = 0; i < batch; i++) {
+                    indices[i] = order[(int) ((first + i) % partition)];
+                }
+            } else {
+                int[] order = orders.of(position[2], epoch, count);
+                long first = cursor + offset;
+                for (int i = 0; i < batch; i++) {
+                    indices[i] = order[(int) ((first + i) % count)]; // past the end only to pad the last step
+                }
             }
             cursor += globalBatch;
             return indices;
@@ -290,6 +334,7 @@ public final class ElasticSampler {
         private BatchSplit split;
         private boolean shuffle = true;
         private boolean dropLast;
+        private boolean partitioned;
         private long seed;
 
         private Builder(Kolo kolo) {
@@ -329,6 +374,16 @@ public final class ElasticSampler {
          */
         public Builder dropLast(boolean on) {
             this.dropLast = on;
+            return this;
+        }
+
+        /**
+         * @param on each rank holds a partition of the data set of its own and draws from it alone (default false:
+         *     every rank holds the whole data set and the ranks share each epoch's order); for fixed jobs, with
+         *     every rank taking the same batch
+         */
+        public Builder partitioned(boolean on) {
+            this.partitioned = on;
             return this;
         }
 

@@ -288,4 +288,38 @@ class ElasticSamplerTest {
         assertTrue(wrongSize.contains("are for 2 ranks but the job has 1"), wrongSize);
         assertNotEquals(0, ElasticSampler.builder(one).batchSize(3).build().stepsPerEpoch(10));
     }
+
+    @Test
+    void partitionedEveryRankVisitsEachSampleOfItsOwnPartitionOnceAnEpochAndResumesWithinIt() throws Exception {
+        int partition = 50;
+        int batch = 4;
+        // np 3, drop-last: 12 steps take 48 of each rank's 50 samples; 5 steps, then the rest from a fresh sampler
+        // at the position the first one reached (as a restore from a checkpoint sets it).
+        List<List<int[]>> before = byRank(3, k -> take(ElasticSampler.builder(k).batchSize(batch).seed(9)
+                .dropLast(true).partitioned(true).build(), partition * 3, 0, 0, 5));
+        List<List<int[]>> after = byRank(3, k -> take(ElasticSampler.builder(k).batchSize(batch).seed(9)
+                .dropLast(true).partitioned(true).build(), partition * 3, 0, 5L * batch * 3, Integer.MAX_VALUE));
+        for (int r = 0; r < 3; r++) {
+            assertEquals(5, before.get(r).size());
+            assertEquals(7, after.get(r).size(), "12 steps an epoch at np 3");
+            int[] seen = new int[partition];
+            for (List<int[]> part : List.of(before.get(r), after.get(r))) {
+                for (int[] b : part) {
+                    for (int i : b) {
+                        seen[i]++; // an index past the partition would throw here
+                    }
+                }
+            }
+            int once = 0;
+            for (int n : seen) {
+                assertTrue(n <= 1, "no sample twice in an epoch");
+                once += n;
+            }
+            assertEquals(48, once, "rank " + r + ": every sample of its partition but the 2 that fill no step");
+        }
+        assertArrayEquals(before.get(0).get(0), before.get(1).get(0), "one order, each rank over its own samples");
+        String uneven = assertThrows(Exception.class, () -> byRank(2, k -> ElasticSampler.builder(k).batchSize(2)
+                .partitioned(true).build().batches(41))).getMessage();
+        assertTrue(uneven.contains("are not 2 equal partitions") && uneven.contains("smallest partition"), uneven);
+    }
 }

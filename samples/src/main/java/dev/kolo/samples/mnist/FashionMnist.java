@@ -12,6 +12,8 @@ import java.util.List;
 record FashionMnist(ImageSet train, ImageSet test) {
     /** Where Debian's {@code dataset-fashion-mnist} package installs the files. */
     static final Path DEBIAN_DIR = Paths.get("/usr/share/datasets/fashion-mnist");
+    /** Bytes of one image: 28 x 28 grey levels. */
+    static final int PIXELS = 28 * 28;
     private static final String[] FILES = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
         "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
 

@@ -55,6 +55,8 @@ final class Trainer {
      * one after the other), the tail that cannot fill a step sits the epoch out.
      */
     private final ElasticSampler sampler;
+    /** The samples every epoch visits, in all ranks' training sets together (each rank's own, partitioned). */
+    private final long jobCount;
     private boolean entered;
     private final TrainingMetrics metrics;
 
@@ -65,9 +67,16 @@ final class Trainer {
     record Plan(long globalBatch, long stepsPerEpoch, LearningRateSchedule schedule) {
     }
 
-    Trainer(Kolo kolo, FashionMnist data, TrainSettings settings, PrintStream out) {
+    /**
+     * @param partitioned whether {@code data}'s training set is this rank's partition (each rank holds its own, of
+     *                    about equal sizes: the ranks train on as many as the smallest holds) rather than the whole
+     *                    set every rank holds; the test set is always the whole
+     */
+    Trainer(Kolo kolo, FashionMnist data, TrainSettings settings, PrintStream out, boolean partitioned) {
         this.kolo = kolo;
-        this.train = settings.trainLimit() > 0 ? data.train().head(settings.trainLimit()) : data.train();
+        ImageSet own = settings.trainLimit() > 0 ? data.train().head(settings.trainLimit()) : data.train();
+        this.train = partitioned ? own.head(smallestPartition(kolo, own.count())) : own;
+        this.jobCount = partitioned ? (long) train.count() * kolo.size() : train.count();
         this.test = settings.testLimit() > 0 ? data.test().head(settings.testLimit()) : data.test();
         this.s = settings;
         this.out = out;
@@ -76,8 +85,13 @@ final class Trainer {
                 : new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
         this.rule = s.updateRule();
         this.sampler = ElasticSampler.builder(kolo).batchSize(s.batchSize() * s.backwardPassesPerStep())
-                .seed(s.seed()).dropLast(true).build();
+                .seed(s.seed()).dropLast(true).partitioned(partitioned).build();
         this.metrics = TrainingMetrics.of(kolo.meterRegistry());
+    }
+
+    private static int smallestPartition(Kolo kolo, int own) {
+        return (int) kolo.allreduce("train.partition", Tensor.of(new long[] {own}, 1), ReduceOp.MIN)
+                .toLongArray()[0];
     }
 
     SampleModel model() {
@@ -95,10 +109,10 @@ final class Trainer {
     /** @return the plan for {@code size} workers, for this worker's current rank */
     Plan plan(int size) {
         long globalBatch = (long) s.batchSize() * s.backwardPassesPerStep() * size;
-        long stepsPerEpoch = train.count() / globalBatch;
+        long stepsPerEpoch = jobCount / globalBatch;
         if (stepsPerEpoch < 1) {
-            throw new IllegalArgumentException(train.count() + " training examples over " + size + " ranks leave "
-                    + train.count() / size + " per rank, fewer than one step of " + s.batchSize()
+            throw new IllegalArgumentException(jobCount + " training examples over " + size + " ranks leave "
+                    + jobCount / size + " per rank, fewer than one step of " + s.batchSize()
                     * s.backwardPassesPerStep() + " (--batch-size x --backward-passes-per-step)");
         }
         LearningRateSchedule schedule = LearningRateSchedule.builder(s.lr())
@@ -155,7 +169,7 @@ final class Trainer {
             if (!entered) {
                 out.printf(Locale.ROOT, "train: %d examples, %d per rank; batch %d x %d ranks x %d passes = %d global; "
                                 + "%d steps/epoch; %s; compression %s; gradients %s; model %s; commit every %d steps%s%n",
-                        train.count(), train.count() / size, batch, size, passes, plan.globalBatch(),
+                        jobCount, jobCount / size, batch, size, passes, plan.globalBatch(),
                         plan.stepsPerEpoch(), plan.schedule(), s.compression().name().toLowerCase(Locale.ROOT),
                         s.reduceOp().name().toLowerCase(Locale.ROOT),
                         model.describe(), s.commitEvery(),
@@ -171,7 +185,7 @@ final class Trainer {
             }
         }
         entered = true;
-        int count = train.count();
+        int count = (int) jobCount;
         float[] x = new float[model.maxBatch() * train.pixels()];
         int[] y = new int[model.maxBatch()];
         Iterator<int[]> batches = sampler.batches(count);

@@ -54,7 +54,36 @@ public final class TrainingJob {
      */
     public String run(Kolo kolo, PrintStream out) {
         loadData();
-        Trainer trainer = new Trainer(kolo, data, settings, out);
+        return train(kolo, out, data, false);
+    }
+
+    /**
+     * Trains as {@link #run} does on data the caller hands over instead of {@code --data}'s files: each rank its own
+     * partition of the training set (as each task of a Spark stage reads one), every rank the whole test set. Each
+     * rank trains on as many of its images as the smallest partition holds, visiting each once an epoch; a restart
+     * from a checkpoint resumes within the partitions, which must then be the same. For fixed jobs.
+     *
+     * @param trainImages this rank's training images, 784 unsigned bytes each, row after row
+     * @param trainLabels their labels, 0 to 9
+     * @param testImages  the whole test set's images
+     * @param testLabels  its labels
+     */
+    public String runPartitioned(Kolo kolo, PrintStream out, byte[] trainImages, byte[] trainLabels,
+            byte[] testImages, byte[] testLabels) {
+        FashionMnist given = new FashionMnist(images(trainImages, trainLabels), images(testImages, testLabels));
+        return train(kolo, out, given, true);
+    }
+
+    private static ImageSet images(byte[] images, byte[] labels) {
+        if (labels.length == 0 || images.length != labels.length * FashionMnist.PIXELS) {
+            throw new IllegalArgumentException(images.length + " bytes of images for " + labels.length + " labels: "
+                    + "expected " + FashionMnist.PIXELS + " bytes an image and at least one image");
+        }
+        return new ImageSet(images, labels, labels.length, FashionMnist.PIXELS);
+    }
+
+    private String train(Kolo kolo, PrintStream out, FashionMnist data, boolean partitioned) {
+        Trainer trainer = new Trainer(kolo, data, settings, out, partitioned);
         try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), trainer.sampler(), settings,
                 LEAVE_TIMEOUT)) {
             current = state;

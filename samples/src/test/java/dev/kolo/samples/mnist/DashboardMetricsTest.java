@@ -56,7 +56,7 @@ class DashboardMetricsTest {
         Set<String> servedLabels = new TreeSet<>();
         try (Kolo kolo = Kolo.init(config);
              PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)) {
-            Trainer trainer = new Trainer(kolo, data, settings, out);
+            Trainer trainer = new Trainer(kolo, data, settings, out, false);
             TrainResult r;
             try (TrainingState state = new TrainingState(kolo, trainer.model(), trainer.rule(), trainer.sampler(), settings,
                     TrainingJob.LEAVE_TIMEOUT)) {

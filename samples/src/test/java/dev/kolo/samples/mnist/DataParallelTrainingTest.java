@@ -93,13 +93,18 @@ class DataParallelTrainingTest {
 
     /** One run on every worker of {@code job}, concurrently; rank 0's output goes into {@code log}. */
     private static List<TrainResult> train(List<Kolo> job, TrainSettings s, StringBuilder log) throws Exception {
+        return train(job, s, log, k -> data, false);
+    }
+
+    private static List<TrainResult> train(List<Kolo> job, TrainSettings s, StringBuilder log,
+            java.util.function.Function<Kolo, FashionMnist> dataOf, boolean partitioned) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(job.size());
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
             List<Callable<TrainResult>> runs = new ArrayList<>();
             for (Kolo k : job) {
                 runs.add(() -> {
-                    Trainer t = new Trainer(k, data, s, out);
+                    Trainer t = new Trainer(k, dataOf.apply(k), s, out, partitioned);
                     try (TrainingState state = new TrainingState(k, t.model(), t.rule(), t.sampler(), s,
                             TrainingJob.LEAVE_TIMEOUT)) {
                         return t.run(state);
@@ -146,6 +151,24 @@ class DataParallelTrainingTest {
         String summary = TrainingJob.summary(2, 3, r.get(2));
         assertTrue(summary.matches("kolo: done rank=2 size=3 epochs=5 test_accuracy=0\\.\\d{4} checksum=[0-9a-f]{16}"),
                 summary);
+    }
+
+    @Test
+    void threeWorkersLearnEachOnItsOwnPartitionOfUnequalSize() throws Exception {
+        // Rank r holds 1999 + r images of its own (as a Spark task holds its partition): all train on 1999.
+        int[] from = {0, 1999, 1999 + 2000};
+        StringBuilder log = new StringBuilder();
+        List<TrainResult> r = train(three, settings(3, 32, 0, null), log, k -> {
+            ImageSet all = data.train();
+            int n = 1999 + k.rank();
+            int px = all.pixels();
+            byte[] images = java.util.Arrays.copyOfRange(all.images(), from[k.rank()] * px, (from[k.rank()] + n) * px);
+            byte[] labels = java.util.Arrays.copyOfRange(all.labels(), from[k.rank()], from[k.rank()] + n);
+            return new FashionMnist(new ImageSet(images, labels, n, px), data.test());
+        }, true);
+        assertLearned(r, log.toString());
+        assertEquals(3 * (1999 / 32), r.get(0).steps(), "steps of the smallest partition\n" + log);
+        assertTrue(log.toString().contains("train: 5997 examples, 1999 per rank"), log.toString());
     }
 
     /**
