@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.apache.spark.SparkContext;
+import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
@@ -41,8 +42,11 @@ import scala.reflect.ClassTag$;
  * environment ({@code KOLO_*}) and, over it, from the Spark conf ({@code spark.kolo.op.timeout} is
  * {@code KOLO_OP_TIMEOUT}). Every rank's worker is closed when its task ends, failed or not.
  *
- * <p>A rank that throws fails the stage; Spark retries it as a whole ({@code spark.task.maxFailures}) and, when it
- * gives up, {@code run} throws a {@link RankFailedException} naming the rank.
+ * <p>A lost executor fails the stage, and Spark runs it again as a whole ({@code spark.stage.maxConsecutiveAttempts}
+ * times at most): every rank starts anew, and a training that checkpoints ({@code spark.kolo.checkpoint.dir}, a
+ * directory every executor reaches) resumes from its newest checkpoint. A rank whose function throws ends the run
+ * at once, without a retry (the same input would fail the same way): {@code run} throws a
+ * {@link RankFailedException} naming the rank.
  */
 public final class KoloDistributor {
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -122,7 +126,10 @@ public final class KoloDistributor {
         sc.setLocalProperty(StageFailures.RUN_PROPERTY, run);
         try (StageFailures failures = new StageFailures(sc, run, numProcesses)) {
             try {
-                collected = rdd.barrier().mapPartitions(task, false, tag).collect();
+                // A shuffle after the barrier stage makes it a map stage, which Spark runs again when an executor
+                // is lost (spark.stage.maxConsecutiveAttempts), where a failed barrier result stage is final.
+                collected = JavaRDD.fromRDD(rdd.barrier().mapPartitions(task, false, tag), tag).repartition(1)
+                        .collect().toArray();
             } catch (Exception e) { // SparkException, checked in Java's eyes, which Scala code throws undeclared
                 RankFailedException rank = rankThatFailed(failures);
                 if (rank == null) {

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.spark.sql.Dataset;
@@ -18,8 +19,12 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The distributor on a real Spark standalone cluster: {@code local-cluster[2,1,1024]} runs a master and two
@@ -28,6 +33,7 @@ import org.junit.jupiter.api.Timeout;
  * them). One core per executor: each rank runs in its own executor JVM.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class StandaloneClusterTest {
     static SparkSession spark;
 
@@ -113,10 +119,13 @@ class StandaloneClusterTest {
     }
 
     @Test
-    void aRankThatThrowsReachesTheDriverNamingTheRank() {
+    void aRankThatThrowsReachesTheDriverNamingTheRankWithoutARetry(@TempDir Path dir) throws Exception {
+        String attempts = dir.toString();
         KoloDistributor d = KoloDistributor.builder(spark).numProcesses(2).build();
         RankFailedException e = assertThrows(RankFailedException.class, () -> d.run(kolo -> {
             if (kolo.rank() == 1) {
+                Files.createFile(Path.of(attempts, "attempt-" + org.apache.spark.BarrierTaskContext.get()
+                        .stageAttemptNumber()));
                 throw new IllegalStateException("broken on purpose");
             }
             kolo.barrier();
@@ -125,6 +134,10 @@ class StandaloneClusterTest {
         assertEquals(1, e.rank(), e.getMessage());
         assertTrue(e.getMessage().contains("rank 1 of 2") && e.getMessage().contains("broken on purpose"),
                 e.getMessage());
+        try (var files = Files.list(dir)) {
+            assertEquals(List.of("attempt-0"), files.map(p -> p.getFileName().toString()).toList(),
+                    "the same function on the same input is not run again");
+        }
     }
 
     @Test
@@ -137,5 +150,30 @@ class StandaloneClusterTest {
         assertTrue(e.getMessage().contains("needs 3 task slots") && e.getMessage().contains("has 2")
                 && e.getMessage().contains("2 executor(s)"), e.getMessage());
         assertTrue(seconds < 10, "failed after " + seconds + " s");
+    }
+
+    /** Last: it costs the cluster an executor, which the standalone master replaces. */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void anExecutorKilledMidTrainingIsRunAgainAndTheJobResumesFromItsCheckpoint(@TempDir Path dir) throws Exception {
+        Path pidFile = dir.resolve("rank1.pid");
+        KoloDistributor d = KoloDistributor.builder(spark).numProcesses(2).build();
+        java.util.concurrent.CompletableFuture<double[]> run = java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> d.run(new ResumingTraining(dir.resolve("checkpoints").toString(), pidFile.toString())));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!Files.exists(pidFile) && !run.isDone() && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // rank 1 reaches step 20 and says so
+        }
+        assertTrue(Files.exists(pidFile), "rank 1 announced its executor: " + (run.isDone() ? run.join() : "-"));
+        long pid = Long.parseLong(Files.readString(pidFile).trim());
+        assertNotEquals(ProcessHandle.current().pid(), pid, "an executor JVM, not the driver's");
+        ProcessHandle executor = ProcessHandle.of(pid).orElseThrow();
+        assertTrue(executor.destroyForcibly(), "SIGKILL");
+        double[] r = run.get(180, TimeUnit.SECONDS);
+        assertTrue(r[1] >= 1, "the stage ran again: attempt " + r[1]);
+        assertTrue(r[0] >= 5 && r[0] <= ResumingTraining.ANNOUNCE_AT, "resumed from a checkpoint of the first "
+                + "attempt, not from the start: step " + r[0]);
+        assertEquals(r[3], r[4], "ranks end equal");
+        assertEquals(ResumingTraining.uninterrupted(), r[2], "as if nothing had happened");
     }
 }

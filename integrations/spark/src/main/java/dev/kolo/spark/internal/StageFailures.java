@@ -21,6 +21,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * message of its own ("barrier task ResultTask(1, 0) finished unsuccessfully") that carries neither the task's
  * exception nor its partition, so the distributor listens for the failed tasks itself: the task's index is the
  * rank, and the failure's description is what the rank threw.
+ *
+ * <p>A rank's own failure (anything but a peer lost with its executor) cancels the run's job at once: Spark would
+ * run a failed map stage again, and the same function on the same input fails the same way.
  */
 public final class StageFailures extends SparkListener implements AutoCloseable {
     /** The local property naming the run a job belongs to (a random id: visible in the event log, harmlessly). */
@@ -30,6 +33,7 @@ public final class StageFailures extends SparkListener implements AutoCloseable 
     private final String run;
     private final int size;
     private final Set<Integer> stages = new HashSet<>();
+    private final Map<Integer, Integer> jobOfStage = new HashMap<>();
     /** Failures in the order their events arrived. */
     private final List<RankFailedException> failures = new ArrayList<>();
     /** Ended tasks per stage attempt ("stage.attempt"). */
@@ -48,6 +52,7 @@ public final class StageFailures extends SparkListener implements AutoCloseable 
         if (start.properties() != null && run.equals(start.properties().getProperty(RUN_PROPERTY))) {
             for (Object id : CollectionConverters.asJava(start.stageIds())) {
                 stages.add((Integer) id);
+                jobOfStage.put((Integer) id, start.jobId());
             }
         }
     }
@@ -61,8 +66,13 @@ public final class StageFailures extends SparkListener implements AutoCloseable 
         if (end.reason() instanceof ExceptionFailure f) {
             // The rank's own exception when Spark could deserialize it here, else its description.
             Throwable cause = f.exception().isDefined() ? f.exception().get() : new RuntimeException(f.description());
-            failures.add(cause instanceof RankFailedException r ? r : new RankFailedException(end.taskInfo().index(),
-                    size, end.taskInfo().executorId(), end.taskInfo().host(), cause));
+            RankFailedException failure = cause instanceof RankFailedException r ? r : new RankFailedException(
+                    end.taskInfo().index(), size, end.taskInfo().executorId(), end.taskInfo().host(), cause);
+            failures.add(failure);
+            if (!lostPeer(failure)) {
+                // Posted to the scheduler's queue: returns at once, safe on the listener's thread.
+                sc.cancelJob(jobOfStage.get(end.stageId()), "rank " + failure.rank() + " failed: " + cause);
+            }
         }
         notifyAll();
     }
