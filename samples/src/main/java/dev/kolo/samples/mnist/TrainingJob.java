@@ -45,6 +45,18 @@ public final class TrainingJob {
     }
 
     /**
+     * The training or the test set of {@code --data}'s files, for a program that hands the data to
+     * {@link #runPartitioned} in another form (a Spark table).
+     *
+     * @return {images, labels}: 784 unsigned bytes an image, row after row, and a label 0 to 9 each
+     */
+    public byte[][] dataSet(boolean training) {
+        loadData();
+        ImageSet set = training ? data.train() : data.test();
+        return new byte[][] {set.images(), set.labels()};
+    }
+
+    /**
      * Trains with the other ranks of {@code kolo} and returns the summary line
      * {@code kolo: done rank=R size=N epochs=E test_accuracy=A checksum=HEX}. In an elastic job it survives
      * lost workers and admits new ones; in a fixed one a lost worker stops it.
