@@ -3,6 +3,8 @@ package example;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.Dataset;
@@ -48,10 +50,16 @@ final class FashionMnistTable {
         return true;
     }
 
-    /** @return the rows' {images, labels}, as the sample's training takes them */
+    /**
+     * @return a partition's rows as {images, labels}, the sample's training's form, in an order of their own: a
+     *     shuffle delivers a partition's rows in the order its map outputs arrive, and a stage Spark runs again
+     *     must see them as the first attempt did, for the sampler's position to resume at the same image
+     */
     static byte[][] toArrays(Iterator<Row> rows) {
         List<Row> all = new ArrayList<>();
         rows.forEachRemaining(all::add);
+        all.sort(Comparator.<Row>comparingInt(r -> r.getInt(0)).thenComparing(r -> (byte[]) r.get(1),
+                Arrays::compare));
         return toArrays(all);
     }
 
