@@ -154,7 +154,7 @@ public final class FlightAnalysis {
             FlightRecord any = null;
             for (int rank : byRank.keySet()) {
                 FlightRecord r = byKey.get(rank).get(key);
-                if (r != null && r.state() != FlightRecorder.State.FINISHED) {
+                if (r != null && r.state() != FlightRecord.State.FINISHED) {
                     waiting.add(rank);
                     at = Math.min(at, r.submittedUs());
                     FlightDumpFile d = byRank.get(rank);
@@ -171,7 +171,7 @@ public final class FlightAnalysis {
                         byRank.get(w).dumpedAtUs())).max().orElse(0);
                 best = ranks(absent) + " never submitted op " + r.label() + " (" + r.signature() + "), which "
                         + ranks(waiting) + " submitted and waited on for " + seconds(waited) + " s"
-                        + (r.state() == FlightRecorder.State.FAILED ? " until it failed: " + r.error() : "") + "; "
+                        + (r.state() == FlightRecord.State.FAILED ? " until it failed: " + r.error() : "") + "; "
                         + absent.stream().map(this::doingInstead).collect(Collectors.joining("; "));
             }
         }
@@ -211,7 +211,7 @@ public final class FlightAnalysis {
         List<Integer> waiting = new ArrayList<>();
         for (FlightDumpFile d : byRank.values()) {
             for (FlightRecord r : d.ops()) {
-                if (r.state() != FlightRecorder.State.FINISHED) {
+                if (r.state() != FlightRecord.State.FINISHED) {
                     if (oldest == null || r.submittedUs() < oldest.submittedUs()) {
                         oldest = r;
                     }
@@ -225,7 +225,7 @@ public final class FlightAnalysis {
         }
         for (int rank : byRank.keySet()) {
             FlightRecord r = byKey.get(rank).get(oldest.key());
-            if (r != null && r.state() != FlightRecorder.State.FINISHED) {
+            if (r != null && r.state() != FlightRecord.State.FINISHED) {
                 waiting.add(rank);
             }
         }
@@ -242,7 +242,7 @@ public final class FlightAnalysis {
             Map<Integer, Long> waits = new TreeMap<>();
             for (int rank : byRank.keySet()) {
                 FlightRecord r = byKey.get(rank).get(key);
-                if (r == null || r.state() != FlightRecorder.State.FINISHED) {
+                if (r == null || r.state() != FlightRecord.State.FINISHED) {
                     break;
                 }
                 waits.put(rank, r.finishedUs() - r.submittedUs());
@@ -290,8 +290,8 @@ public final class FlightAnalysis {
                     lines.add("  in flight: " + describe(r, d) + ", " + r.state().name().toLowerCase(Locale.ROOT));
                 }
             }
-            ops.stream().filter(r -> r.state() == FlightRecorder.State.FAILED).skip(Math.max(0, ops.stream()
-                            .filter(r -> r.state() == FlightRecorder.State.FAILED).count() - 3))
+            ops.stream().filter(r -> r.state() == FlightRecord.State.FAILED).skip(Math.max(0, ops.stream()
+                            .filter(r -> r.state() == FlightRecord.State.FAILED).count() - 3))
                     .forEach(r -> lines.add("  failed: " + describe(r, d) + ": " + r.error()));
             ops.stream().filter(FlightRecord::done).reduce((a, b) -> b)
                     .ifPresent(r -> lines.add("  last done: " + describe(r, d)));

@@ -145,7 +145,7 @@ public record FlightDumpFile(int rank, int size, String job, String host, long p
         return new FlightRecord(r.getLong("seq"), r.getString("name"), r.getInteger("occurrence"),
                 r.getString("op"), r.getString("dtype"), shape, r.getLong("bytes", 0L), r.getInteger("set", 0),
                 r.getLong("generation", 0L), r.getString("algorithm"), r.getString("transport"),
-                FlightRecorder.State.valueOf(r.getString("state").toUpperCase(java.util.Locale.ROOT)),
+                FlightRecord.State.valueOf(r.getString("state").toUpperCase(java.util.Locale.ROOT)),
                 r.getLong("submittedUs", 0L), r.getLong("agreedUs", 0L), r.getLong("startedUs", 0L),
                 r.getLong("finishedUs", 0L), r.getString("error"));
     }

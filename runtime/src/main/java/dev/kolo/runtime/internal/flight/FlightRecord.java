@@ -9,12 +9,14 @@ import java.util.Arrays;
  * (0: not reached). {@code error} is the failure's message when it failed.
  */
 public record FlightRecord(long seq, String name, int occurrence, String op, String dtype, long[] shape, long bytes,
-                           int set, long generation, String algorithm, String transport, FlightRecorder.State state,
+                           int set, long generation, String algorithm, String transport, FlightRecord.State state,
                            long submittedUs, long agreedUs, long startedUs, long finishedUs, String error) {
+    /** What an op was doing: the last moment recorded. */
+    public enum State { SUBMITTED, AGREED, RUNNING, FINISHED, FAILED }
 
     /** @return whether it finished or failed */
     public boolean done() {
-        return state == FlightRecorder.State.FINISHED || state == FlightRecorder.State.FAILED;
+        return state == State.FINISHED || state == State.FAILED;
     }
 
     /** @return what must be equal on every rank for the same op: op, dtype and shape (dim 0 apart for allgather, alltoall) */

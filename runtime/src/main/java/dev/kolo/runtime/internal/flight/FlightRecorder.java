@@ -16,9 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class FlightRecorder {
     /** The recorder of a worker that keeps none ({@code KOLO_FLIGHT_RECORDER=0}): every call does nothing. */
     public static final FlightRecorder OFF = new FlightRecorder(0);
-    /** What an op was doing: the last moment recorded. */
-    public enum State { SUBMITTED, AGREED, RUNNING, FINISHED, FAILED }
-
     private final Slot[] slots;
     private final AtomicLong next = new AtomicLong();
     /** The newest failure's record id, or -1: the dumper writes a file for it. */
@@ -160,7 +157,7 @@ public final class FlightRecorder {
     /** @return the ops in flight now (submitted, not finished), oldest first */
     public List<FlightRecord> inFlight(FlightClock clock) {
         List<FlightRecord> all = snapshot(clock);
-        all.removeIf(r -> r.state() == State.FINISHED || r.state() == State.FAILED);
+        all.removeIf(r -> r.done());
         return all;
     }
 
@@ -187,8 +184,9 @@ public final class FlightRecorder {
             if (s.id != id || spec == null) {
                 continue; // reused while read
             }
-            State state = finished != 0 ? (error != null ? State.FAILED : State.FINISHED)
-                    : started != 0 ? State.RUNNING : agreed != 0 ? State.AGREED : State.SUBMITTED;
+            FlightRecord.State state = finished != 0 ? (error != null ? FlightRecord.State.FAILED : FlightRecord.State.FINISHED)
+                    : started != 0 ? FlightRecord.State.RUNNING : agreed != 0 ? FlightRecord.State.AGREED
+                    : FlightRecord.State.SUBMITTED;
             records.add(new FlightRecord(id, spec.name, occurrence, spec.type.label(), spec.dtype.name().toLowerCase(java.util.Locale.ROOT),
                     spec.shape.clone(), spec.byteSize(), set, generation, algorithm, transport, state,
                     clock.micros(submitted), clock.micros(agreed), clock.micros(started), clock.micros(finished),
