@@ -45,7 +45,7 @@ public final class WorkerBootstrap {
     private static final Logger LOG = LoggerFactory.getLogger(LOGGER);
 
     /** Where the metrics port answers with this rank's flight recorder ({@code worker.jar flight dump} asks it). */
-    public static final String FLIGHT_PATH = "/status/flight";
+    public static final String FLIGHT_PATH = dev.kolo.runtime.FlightReport.PATH;
 
     private WorkerBootstrap() {
     }
