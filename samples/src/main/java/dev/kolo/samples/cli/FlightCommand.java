@@ -26,7 +26,7 @@ final class FlightCommand implements Runnable {
         throw new IllegalArgumentException("name a subcommand: analyse or dump (see flight --help)");
     }
 
-    @Command(name = "analyse", aliases = "analyze", mixinStandardHelpOptions = true,
+    @Command(name = "analyse", mixinStandardHelpOptions = true,
             description = "Reads every rank's flight-rank-R.json in DIR and prints the verdict first (a mismatched "
                     + "op, the first op some ranks never submitted and what they did instead, a rank that left no "
                     + "file, or the straggler), then the detail per rank.")
