@@ -209,6 +209,22 @@ public final class Settings {
     public static final Setting<String> TIMELINE = text("KOLO_TIMELINE", "--timeline", "a file path")
             .describe("write a Chrome-trace timeline to this path; `{rank}` in it becomes the rank");
 
+    /** Most ops a flight recorder keeps: a slot is about a hundred bytes, a dump about three hundred per op. */
+    public static final int MAX_FLIGHT_RECORDER = 1 << 20;
+
+    public static final Setting<Integer> FLIGHT_RECORDER = Setting.named("KOLO_FLIGHT_RECORDER", Integer::valueOf)
+            .flag("--flight-recorder").byDefault(2048)
+            .accepts("a whole number from 0 (off) to " + MAX_FLIGHT_RECORDER, v -> v >= 0 && v <= MAX_FLIGHT_RECORDER)
+            .describe("collective ops each rank's flight recorder keeps (the last ones: name, op, dtype, shape, bytes, "
+                    + "algorithm, transport, and when each was submitted, agreed, started and finished), written to "
+                    + "`flight-rank-R.json` in `KOLO_FLIGHT_DIR` when an op waits past `KOLO_STALL_WARNING`, when "
+                    + "an op fails, on a signal and on request; 0 turns it off");
+
+    public static final Setting<String> FLIGHT_DIR = text("KOLO_FLIGHT_DIR", "--flight-dir", "a directory path")
+            .derivedFrom(c -> Path.of(System.getProperty("java.io.tmpdir"), "kolo-flight-" + c.get(JOB)).toString(),
+                    "`launch --log-dir`, else `kolo-flight-JOB` in the temporary directory")
+            .describe("where each rank writes its flight recorder file (`worker.jar flight analyse DIR` reads them)");
+
     public static final Setting<String> JOB_SECRET = Setting.named("KOLO_JOB_SECRET", Function.identity())
             .accepts("at least " + MIN_SECRET_LENGTH + " random characters, e.g. $(head -c 32 /dev/urandom | "
                     + "base64), the same on every worker", v -> v.length() >= MIN_SECRET_LENGTH)

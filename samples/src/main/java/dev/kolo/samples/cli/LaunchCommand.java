@@ -63,7 +63,8 @@ final class LaunchCommand implements Callable<Integer> {
     List<String> sshOptions = new ArrayList<>();
 
     @Option(names = "--log-dir", paramLabel = "DIR",
-            description = "Also write each rank's output to DIR/rank.N.log.")
+            description = "Also write each rank's output to DIR/rank.N.log; the ranks' flight recorder files go there "
+                    + "too (KOLO_FLIGHT_DIR, unless set).")
     Path logDir;
 
     @Option(names = "--output-ranks", paramLabel = "RANKS", defaultValue = "all",
@@ -105,6 +106,9 @@ final class LaunchCommand implements Callable<Integer> {
         String jobName = job != null ? job : "launch-" + UUID.randomUUID().toString().substring(0, 8);
         Launcher.Builder launch = Launcher.builder(jobName, np).elastic(min, max).hosts(hosts)
                 .sshOptions(sshOptions).graceMillis((long) (graceSeconds * 1000)).secret(secret());
+        if (logDir != null && Settings.FLIGHT_DIR.fromEnvironment().isEmpty()) {
+            launch.environment(Settings.FLIGHT_DIR.name(), logDir.toAbsolutePath().toString());
+        }
         if (!commandLine.isEmpty() && !commandLine.get(0).startsWith("-")) {
             launch.command(commandLine);
         } else {

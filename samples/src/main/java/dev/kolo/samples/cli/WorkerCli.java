@@ -34,6 +34,7 @@ public final class WorkerCli {
         cli.addSubcommand("settings", new SettingsCommand());
         cli.addSubcommand("commands", new CommandsCommand());
         cli.addSubcommand("timeline", new TimelineCommand());
+        cli.addSubcommand("flight", new FlightCommand());
         cli.setParameterExceptionHandler(WorkerCli::onBadArguments);
         cli.setExecutionExceptionHandler(WorkerCli::onFailure);
         return cli;

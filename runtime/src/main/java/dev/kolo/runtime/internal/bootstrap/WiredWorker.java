@@ -200,6 +200,7 @@ public final class WiredWorker implements WorkerInternals, AutoCloseable {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             announceClosing();
+            observability.stopFlight(); // the ops a close fails are no news: a failure before it is written now
             collectives.close();
             if (health != null) {
                 health.close();

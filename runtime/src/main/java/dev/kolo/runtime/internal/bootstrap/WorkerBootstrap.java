@@ -10,6 +10,8 @@ import dev.kolo.runtime.internal.cluster.WorkerVerticle;
 import dev.kolo.runtime.internal.cluster.WorkerView;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
+import dev.kolo.runtime.internal.flight.FlightDumper;
+import dev.kolo.runtime.internal.flight.FlightRecorder;
 import dev.kolo.runtime.internal.observability.ChromeTraceTimeline;
 import dev.kolo.runtime.internal.observability.HealthServer;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
@@ -20,6 +22,8 @@ import dev.kolo.runtime.internal.status.StatusPage;
 import dev.kolo.runtime.internal.status.StatusVerticle;
 import dev.kolo.runtime.internal.wiring.DataPlaneListener;
 import dev.kolo.runtime.internal.wiring.DataPlanes;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -39,6 +43,9 @@ public final class WorkerBootstrap {
      */
     static final String LOGGER = "dev.kolo.runtime.Kolo";
     private static final Logger LOG = LoggerFactory.getLogger(LOGGER);
+
+    /** Where the metrics port answers with this rank's flight recorder ({@code worker.jar flight dump} asks it). */
+    public static final String FLIGHT_PATH = dev.kolo.runtime.FlightReport.PATH;
 
     private WorkerBootstrap() {
     }
@@ -63,6 +70,8 @@ public final class WorkerBootstrap {
         DataPlaneListener dataPlane = DataPlaneListener.bind(config.get(Settings.HOST), config.get(Settings.DATA_PORT));
         Observability observability = new Observability(new KoloMetrics(config.get(Settings.JOB),
                 config.get(Settings.METRICS_PORT) != 0));
+        int flightOps = config.get(Settings.FLIGHT_RECORDER);
+        observability.flight(flightOps == 0 ? FlightRecorder.OFF : new FlightRecorder(flightOps));
         ClusterNode cluster;
         try {
             cluster = ClusterNode.start(config, observability.metrics.registry(), tls);
@@ -87,7 +96,10 @@ public final class WorkerBootstrap {
                         ? Settings.LOCAL_PORT_COUNT : 1;
                 health = HealthServer.start(cluster.vertx(), config.get(Settings.METRICS_HOST), config.get(Settings.METRICS_PORT), tries,
                         observability.metrics, () -> view.get().readiness(),
-                        router -> page.route(cluster.vertx(), router));
+                        router -> {
+                            page.route(cluster.vertx(), router);
+                            router.get(FLIGHT_PATH).handler(ctx -> flight(ctx, observability));
+                        });
             }
             // The worker's page port travels with it, so that every page can link to the coordinator's.
             WorkerInfo self = new WorkerInfo(cluster.nodeId(), config.get(Settings.HOST), dataPlane.port(),
@@ -112,6 +124,11 @@ public final class WorkerBootstrap {
                 String path = config.get(Settings.TIMELINE).replace("{rank}", Integer.toString(rank));
                 observability.timeline(new ChromeTraceTimeline(java.nio.file.Path.of(path), rank));
             }
+            if (observability.flight().enabled()) {
+                observability.flightDumper(new FlightDumper(observability.flight(),
+                        java.nio.file.Path.of(config.get(Settings.FLIGHT_DIR)), config.get(Settings.STALL_WARNING).toNanos(),
+                        rank, worker::lastSize, config.get(Settings.JOB), config.get(Settings.HOST)));
+            }
             WorkerView v = worker.view();
             LOG.info("rank {} of {} (local {} of {}), generation {}, coordinator rank {}", v.self().rank(), v.size(),
                     v.self().localRank(), v.self().localSize(), v.generation(), v.rankOf(v.coordinatorNode()));
@@ -128,6 +145,24 @@ public final class WorkerBootstrap {
             closeAfterFailure(health, cluster, dataPlanes, dataPlane, observability);
             throw new KoloException("cannot start the control plane: " + e, e);
         }
+    }
+
+    /**
+     * Answers {@link #FLIGHT_PATH}: writes this rank's flight recorder file now and returns it (the file is written
+     * off the event loop).
+     */
+    private static void flight(RoutingContext ctx, Observability observability) {
+        FlightDumper dumper = observability.flightDumper();
+        if (dumper == null) {
+            ctx.response().setStatusCode(503).end(observability.flight().enabled()
+                    ? "this worker has no rank yet: its flight recorder starts with its rank\n"
+                    : "this worker's flight recorder is off: KOLO_FLIGHT_RECORDER=0\n");
+            return;
+        }
+        ctx.vertx().executeBlocking(() -> dumper.dump("request", "asked for at " + FLIGHT_PATH))
+                .onSuccess(json -> ctx.response().putHeader("Content-Type", "application/json")
+                        .putHeader("Cache-Control", "no-store").end(Buffer.buffer(json)))
+                .onFailure(e -> ctx.response().setStatusCode(500).end("cannot dump the flight recorder: " + e + "\n"));
     }
 
     /** Closes what a failed start had started; the parts not yet made are null. */

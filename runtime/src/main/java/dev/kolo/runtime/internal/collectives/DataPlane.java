@@ -104,6 +104,11 @@ public interface DataPlane extends AutoCloseable {
     default void polling(long spinNanos, boolean yield, long spinFirstNanos) {
     }
 
+    /** @return the algorithm of the last call on this thread (its class's name), for the flight recorder */
+    default String lastAlgorithm() {
+        return "local";
+    }
+
     /**
      * @return how this generation's bytes move, for metrics and the timeline: {@code local} (a job of one),
      *         {@code shm} (every peer through shared memory), {@code tcp} or {@code tls} (none), or both joined

@@ -114,8 +114,10 @@ public final class CollectiveClient implements AutoCloseable, Completion, OpDriv
         if (slot.lastSpec != spec) { // usually the same spec again: a volatile store costs a fence
             slot.lastSpec = spec;
         }
+        op.flightId = observability.flight().submitted(spec, scope.id(), g.generation, ++slot.submits, op.submitNanos);
         if (g.abortCause != null) { // aborted while we registered: do not leave it behind
             slot.release(op);
+            observability.flight().finished(op.flightId, System.nanoTime(), g.abortCause);
             return CompletableFuture.failedFuture(g.abortCause);
         }
         engine.submit(op);
@@ -378,6 +380,7 @@ public final class CollectiveClient implements AutoCloseable, Completion, OpDriv
         for (NameSlot slot : names.values()) {
             PendingOp op = slot.inFlight();
             if (op != null && op.generation == g && slot.release(op)) {
+                observability.flight().finished(op.flightId, System.nanoTime(), cause);
                 driver.complete(op, null, cause);
             }
         }
@@ -395,6 +398,9 @@ public final class CollectiveClient implements AutoCloseable, Completion, OpDriv
     public void finish(PendingOp op, Tensor result, Throwable error) {
         if (op == null || !op.slot.release(op)) {
             return;
+        }
+        if (op.flightId >= 0) {
+            observability.flight().finished(op.flightId, System.nanoTime(), error);
         }
         driver.complete(op, result, error);
     }

@@ -65,6 +65,8 @@ public final class GenerationDataPlane implements DataPlane {
     private final ByteBuffer barrierBuffer;
     /** Set by the last allreduce, read by the timeline; -1 when it took no ring path. */
     private long lastReduceScatterEndNanos = -1;
+    /** The algorithm of the last call, for the flight recorder; read on the calling thread. */
+    private Algorithm lastAlgorithm;
     private final BufferViews first = new BufferViews();
     private final BufferViews second = new BufferViews();
     private final BufferViews barrierViews = new BufferViews();
@@ -235,6 +237,7 @@ public final class GenerationDataPlane implements DataPlane {
 
     /** Runs the described call with {@code algorithm}; a failure ends the generation. Lets go of the call's buffers. */
     private void run(Algorithm algorithm) {
+        lastAlgorithm = algorithm;
         try {
             algorithm.run(call);
         } catch (RuntimeException e) {
@@ -244,6 +247,11 @@ public final class GenerationDataPlane implements DataPlane {
             contiguous.clear();
             segmented.clear();
         }
+    }
+
+    @Override
+    public String lastAlgorithm() {
+        return lastAlgorithm == null ? "none" : lastAlgorithm.getClass().getSimpleName(); // cached by the JDK
     }
 
     /** @return whether this generation's allreduces above the small sizes are hierarchical (its hosts hold several ranks) */

@@ -7,6 +7,7 @@ import dev.kolo.runtime.internal.control.FusionPlan;
 import dev.kolo.runtime.internal.control.OpSpec;
 import dev.kolo.runtime.internal.control.OpType;
 import dev.kolo.runtime.internal.engine.op.PendingOp;
+import dev.kolo.runtime.internal.flight.FlightRecorder;
 import dev.kolo.runtime.internal.observability.KoloMetrics;
 import dev.kolo.runtime.internal.observability.Observability;
 import dev.kolo.runtime.internal.observability.Timeline;
@@ -42,6 +43,8 @@ public final class BatchExecutor {
     private final List<Tensor> outputs = new ArrayList<>();
     private final List<PendingOp> batchOps = new ArrayList<>();
     private static final long[] NO_COUNTS = new long[0];
+    /** The flight recorder's algorithm of a small allreduce reduced from the agreement round's own bytes. */
+    private static final String EAGER = "agreement-round";
 
     /** @param size the ranks of the generation */
     public BatchExecutor(int size, BatchOutcomes outcomes, Observability observability, BatchKnobs knobs,
@@ -120,6 +123,15 @@ public final class BatchExecutor {
     public boolean run(OpType type, List<PendingOp> batch, List<OpSpec> specs, List<long[]> perRank,
                 List<Tensor> inputs, List<Tensor> outputs, long agreedAt) {
         long started = System.nanoTime();
+        FlightRecorder flight = observability.flight();
+        if (flight.enabled()) {
+            for (int i = 0; i < batch.size(); i++) {
+                PendingOp op = batch.get(i);
+                if (op != null) {
+                    flight.started(op.flightId, agreedAt == 0 ? started : agreedAt, started);
+                }
+            }
+        }
         List<Tensor> results;
         try {
             results = ops.run(type, specs, perRank, inputs, outputs);
@@ -168,6 +180,7 @@ public final class BatchExecutor {
             metrics.fused(batch.size());
         }
         Timeline timeline = observability.timeline();
+        FlightRecorder flight = observability.flight();
         for (int i = 0; i < batch.size(); i++) {
             PendingOp op = batch.get(i);
             if (op == null) {
@@ -177,6 +190,9 @@ public final class BatchExecutor {
             metrics.collective(type, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());
             observability.processSetOp(type, now - op.submitNanos, op.spec.byteSize());
             knobs.completed(op.spec.byteSize());
+            if (flight.enabled()) {
+                flight.ran(op.flightId, ops.lastAlgorithm(), p.transport);
+            }
             if (timeline.enabled()) {
                 String name = op.spec.name;
                 timeline.span(name, "NEGOTIATE_" + type.name(), op.submitNanos, agreedAt);
@@ -207,6 +223,11 @@ public final class BatchExecutor {
         long now = System.nanoTime();
         if (agreedAt == 0) {
             agreedAt = started; // the round did not read the clock (nothing recorded times when it ended)
+        }
+        FlightRecorder flight = observability.flight();
+        if (flight.enabled()) {
+            flight.started(op.flightId, agreedAt, started);
+            flight.ran(op.flightId, EAGER, ops.transport());
         }
         metrics.negotiated(agreedAt - op.submitNanos);
         metrics.collective(OpType.ALLREDUCE, op.spec.dtype, now - op.submitNanos, op.spec.byteSize());

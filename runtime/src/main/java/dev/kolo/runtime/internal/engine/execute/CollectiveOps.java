@@ -58,6 +58,16 @@ public final class CollectiveOps {
         }
     }
 
+    /** @return how the data plane moves bytes, for the flight recorder */
+    String transport() {
+        return dataPlane.transport();
+    }
+
+    /** @return the algorithm of the data plane's last call, for the flight recorder */
+    String lastAlgorithm() {
+        return dataPlane.lastAlgorithm();
+    }
+
     public CollectiveOps(int rank, int size, DataPlane dataPlane) {
         this.rank = rank;
         this.size = size;

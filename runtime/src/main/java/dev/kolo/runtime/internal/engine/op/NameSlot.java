@@ -23,6 +23,11 @@ public final class NameSlot {
 
     volatile Object state;
     public volatile OpSpec lastSpec;
+    /**
+     * How many ops were submitted under the name while this slot held it: the flight recorder's occurrence, which
+     * names the same op on every rank. Written by the submitting thread only, while it holds the name.
+     */
+    public int submits;
 
     /**
      * Registers {@code op} under its name in {@code names}, which keeps at most about {@code kept} names.

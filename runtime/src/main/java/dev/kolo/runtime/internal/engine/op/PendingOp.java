@@ -29,6 +29,8 @@ public final class PendingOp extends CompletableFuture<Tensor> {
     public final OpGeneration generation;
     public final long submitNanos = System.nanoTime();
     private final OpDriver driver;
+    /** Its record in the flight recorder ({@code FlightRecorder.submitted}), or -1. */
+    public long flightId = -1;
     /** The cache id under which it waits in the agreement rounds, or -1 (new, or sent to the coordinator). */
     public int cacheId = -1;
     /**

@@ -1,0 +1,197 @@
+package dev.kolo.runtime.internal.flight;
+
+import dev.kolo.runtime.internal.control.OpSpec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A rank's flight recorder: a ring of its last {@code capacity} collective ops, each in a slot made once, of
+ * primitive fields and references to what exists already (the op's {@link OpSpec}, the data plane's constant names),
+ * so that recording an op allocates nothing. The engine records an op's moments by the id {@link #submitted} gave
+ * it; a slot that the ring has since reused for a newer op ignores them. Any thread records (submits come from the
+ * program's threads, the rest from whichever thread drives the engine); a reader ({@link #snapshot}) copies the slots
+ * without stopping them, so a record read while written may miss its last moment, never mix two ops.
+ */
+public final class FlightRecorder {
+    /** The recorder of a worker that keeps none ({@code KOLO_FLIGHT_RECORDER=0}): every call does nothing. */
+    public static final FlightRecorder OFF = new FlightRecorder(0);
+    private final Slot[] slots;
+    private final AtomicLong next = new AtomicLong();
+    /** The newest failure's record id, or -1: the dumper writes a file for it. */
+    private volatile long failure = -1;
+
+    /** One op's record; its {@code id} is written last on submit (and cleared first), publishing the rest. */
+    private static final class Slot {
+        volatile long id = -1;
+        OpSpec spec;
+        int set;
+        int occurrence;
+        long generation;
+        long submitted;
+        long agreed;
+        long started;
+        long finished;
+        String algorithm;
+        String transport;
+        Throwable error;
+    }
+
+    /** @param capacity how many ops the ring keeps; 0 records nothing */
+    public FlightRecorder(int capacity) {
+        if (capacity < 0) {
+            throw new IllegalArgumentException("flight recorder capacity " + capacity + " must be 0 or more");
+        }
+        slots = new Slot[capacity];
+        for (int i = 0; i < capacity; i++) {
+            slots[i] = new Slot();
+        }
+    }
+
+    public boolean enabled() {
+        return slots.length > 0;
+    }
+
+    public int capacity() {
+        return slots.length;
+    }
+
+    /** @return how many ops were ever recorded (the next op's sequence number) */
+    public long recorded() {
+        return next.get();
+    }
+
+    /**
+     * Records a submitted op.
+     *
+     * @param set        its process set's id (0: the whole job)
+     * @param occurrence how many times this rank has submitted its name, this one included: the same op has the
+     *                   same name and occurrence on every rank, whatever order the ranks submit in
+     * @param nanos      when it was submitted ({@link System#nanoTime()})
+     * @return the op's record id (this rank's sequence number), for the later moments; -1 when off
+     */
+    public long submitted(OpSpec spec, int set, long generation, int occurrence, long nanos) {
+        if (slots.length == 0) {
+            return -1;
+        }
+        long id = next.getAndIncrement();
+        Slot s = slots[(int) (id % slots.length)];
+        s.id = -1; // a reader skips the slot while it changes hands
+        s.spec = spec;
+        s.set = set;
+        s.generation = generation;
+        s.occurrence = occurrence;
+        s.submitted = nanos;
+        s.agreed = 0;
+        s.started = 0;
+        s.finished = 0;
+        s.algorithm = null;
+        s.transport = null;
+        s.error = null;
+        s.id = id;
+        return id;
+    }
+
+    private Slot slot(long id) {
+        if (id < 0 || slots.length == 0) {
+            return null;
+        }
+        Slot s = slots[(int) (id % slots.length)];
+        return s.id == id ? s : null;
+    }
+
+    /** The ranks agreed on op {@code id} at {@code agreed}, and its data-plane work began at {@code started}. */
+    public void started(long id, long agreed, long started) {
+        Slot s = slot(id);
+        if (s != null) {
+            s.agreed = agreed;
+            s.started = started;
+        }
+    }
+
+    /** Op {@code id} ran with {@code algorithm} over {@code transport} (names the data plane keeps, not new text). */
+    public void ran(long id, String algorithm, String transport) {
+        Slot s = slot(id);
+        if (s != null) {
+            s.algorithm = algorithm;
+            s.transport = transport;
+        }
+    }
+
+    /** Op {@code id} completed: with its result, or with {@code error} (then the dumper writes this rank's file). */
+    public void finished(long id, long nanos, Throwable error) {
+        Slot s = slot(id);
+        if (s == null) {
+            return;
+        }
+        s.error = error;
+        s.finished = nanos;
+        if (error != null) {
+            failure = id;
+        }
+    }
+
+    /** @return the newest failed op's id, once (-1 if none since the last call) */
+    long takeFailure() {
+        long f = failure;
+        if (f >= 0) {
+            failure = -1;
+        }
+        return f;
+    }
+
+    /**
+     * @return the record id of the oldest op still in flight that was submitted before {@code beforeNanos}, or -1
+     */
+    long oldestWaitingBefore(long beforeNanos) {
+        long oldest = -1;
+        for (Slot s : slots) {
+            long id = s.id;
+            if (id >= 0 && s.finished == 0 && s.submitted - beforeNanos < 0 && (oldest < 0 || id < oldest)) {
+                oldest = id;
+            }
+        }
+        return oldest;
+    }
+
+    /** @return the ops in flight now (submitted, not finished), oldest first */
+    public List<FlightRecord> inFlight(FlightClock clock) {
+        List<FlightRecord> all = snapshot(clock);
+        all.removeIf(r -> r.done());
+        return all;
+    }
+
+    /** @return the ring's records, oldest first, their times converted by {@code clock} */
+    public List<FlightRecord> snapshot(FlightClock clock) {
+        List<FlightRecord> records = new ArrayList<>(slots.length);
+        long end = next.get();
+        for (long id = Math.max(0, end - slots.length); id < end; id++) {
+            Slot s = slots[(int) (id % slots.length)];
+            if (s.id != id) {
+                continue; // being rewritten by a newer op
+            }
+            OpSpec spec = s.spec;
+            long submitted = s.submitted;
+            long agreed = s.agreed;
+            long started = s.started;
+            long finished = s.finished;
+            Throwable error = s.error;
+            String algorithm = s.algorithm;
+            String transport = s.transport;
+            int set = s.set;
+            int occurrence = s.occurrence;
+            long generation = s.generation;
+            if (s.id != id || spec == null) {
+                continue; // reused while read
+            }
+            FlightRecord.State state = finished != 0 ? (error != null ? FlightRecord.State.FAILED : FlightRecord.State.FINISHED)
+                    : started != 0 ? FlightRecord.State.RUNNING : agreed != 0 ? FlightRecord.State.AGREED
+                    : FlightRecord.State.SUBMITTED;
+            records.add(new FlightRecord(id, spec.name, occurrence, spec.type.label(), spec.dtype.name().toLowerCase(java.util.Locale.ROOT),
+                    spec.shape.clone(), spec.byteSize(), set, generation, algorithm, transport, state,
+                    clock.micros(submitted), clock.micros(agreed), clock.micros(started), clock.micros(finished),
+                    error == null ? null : String.valueOf(error.getMessage())));
+        }
+        return records;
+    }
+}
