@@ -1,6 +1,8 @@
 package dev.kolo.runtime.internal.flight;
 
 import dev.kolo.runtime.internal.control.OpSpec;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,13 +19,19 @@ public final class FlightRecorder {
     /** The recorder of a worker that keeps none ({@code KOLO_FLIGHT_RECORDER=0}): every call does nothing. */
     public static final FlightRecorder OFF = new FlightRecorder(0);
     private final Slot[] slots;
+    /** {@code slots.length - 1}: the length is a power of two, so that a slot is found without a division. */
+    private final int mask;
     private final AtomicLong next = new AtomicLong();
     /** The newest failure's record id, or -1: the dumper writes a file for it. */
     private volatile long failure = -1;
 
-    /** One op's record; its {@code id} is written last on submit (and cleared first), publishing the rest. */
+    /**
+     * One op's record; its {@code id} is written last on submit (and cleared first), publishing the rest. Release and
+     * acquire, not volatile: a volatile store fences the submitting thread, twice per op, for a reader that comes
+     * once in a while.
+     */
     private static final class Slot {
-        volatile long id = -1;
+        long id = -1;
         OpSpec spec;
         int set;
         int occurrence;
@@ -37,15 +45,31 @@ public final class FlightRecorder {
         Throwable error;
     }
 
-    /** @param capacity how many ops the ring keeps; 0 records nothing */
-    public FlightRecorder(int capacity) {
-        if (capacity < 0) {
-            throw new IllegalArgumentException("flight recorder capacity " + capacity + " must be 0 or more");
+    private static final VarHandle ID;
+
+    static {
+        try {
+            ID = MethodHandles.lookup().findVarHandle(Slot.class, "id", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
         }
-        slots = new Slot[capacity];
-        for (int i = 0; i < capacity; i++) {
+    }
+
+    /** @param capacity how many ops the ring keeps at least (rounded up to a power of two); 0 records nothing */
+    public FlightRecorder(int capacity) {
+        if (capacity < 0 || capacity > 1 << 30) {
+            throw new IllegalArgumentException("flight recorder capacity " + capacity + " must be 0 to 2^30");
+        }
+        int length = capacity <= 1 ? capacity : Integer.highestOneBit(capacity - 1) << 1;
+        slots = new Slot[length];
+        mask = length - 1;
+        for (int i = 0; i < length; i++) {
             slots[i] = new Slot();
         }
+    }
+
+    private static long id(Slot s) {
+        return (long) ID.getAcquire(s);
     }
 
     public boolean enabled() {
@@ -75,8 +99,8 @@ public final class FlightRecorder {
             return -1;
         }
         long id = next.getAndIncrement();
-        Slot s = slots[(int) (id % slots.length)];
-        s.id = -1; // a reader skips the slot while it changes hands
+        Slot s = slots[(int) id & mask];
+        ID.setOpaque(s, -1L); // a reader skips the slot while it changes hands
         s.spec = spec;
         s.set = set;
         s.generation = generation;
@@ -88,7 +112,7 @@ public final class FlightRecorder {
         s.algorithm = null;
         s.transport = null;
         s.error = null;
-        s.id = id;
+        ID.setRelease(s, id);
         return id;
     }
 
@@ -96,8 +120,8 @@ public final class FlightRecorder {
         if (id < 0 || slots.length == 0) {
             return null;
         }
-        Slot s = slots[(int) (id % slots.length)];
-        return s.id == id ? s : null;
+        Slot s = slots[(int) id & mask];
+        return id(s) == id ? s : null;
     }
 
     /** The ranks agreed on op {@code id} at {@code agreed}, and its data-plane work began at {@code started}. */
@@ -146,7 +170,7 @@ public final class FlightRecorder {
     long oldestWaitingBefore(long beforeNanos) {
         long oldest = -1;
         for (Slot s : slots) {
-            long id = s.id;
+            long id = id(s);
             if (id >= 0 && s.finished == 0 && s.submitted - beforeNanos < 0 && (oldest < 0 || id < oldest)) {
                 oldest = id;
             }
@@ -166,8 +190,8 @@ public final class FlightRecorder {
         List<FlightRecord> records = new ArrayList<>(slots.length);
         long end = next.get();
         for (long id = Math.max(0, end - slots.length); id < end; id++) {
-            Slot s = slots[(int) (id % slots.length)];
-            if (s.id != id) {
+            Slot s = slots[(int) id & mask];
+            if (id(s) != id) {
                 continue; // being rewritten by a newer op
             }
             OpSpec spec = s.spec;
@@ -181,7 +205,7 @@ public final class FlightRecorder {
             int set = s.set;
             int occurrence = s.occurrence;
             long generation = s.generation;
-            if (s.id != id || spec == null) {
+            if (id(s) != id || spec == null) {
                 continue; // reused while read
             }
             FlightRecord.State state = finished != 0 ? (error != null ? FlightRecord.State.FAILED : FlightRecord.State.FINISHED)
