@@ -29,6 +29,11 @@ import java.util.concurrent.CompletableFuture;
  * local gradients (no communication, no update); the k-th exchanges their mean and updates. The averaged
  * gradient is thus the mean over {@code size * k} micro-batches.
  *
+ * <p>Ranks of unequal batches (mixed machines, or a sampler that moves work away from a slow rank) set each rank's
+ * {@linkplain #setGradientWeight gradient weight} to its share of the global batch relative to an equal share,
+ * {@code n_i * size / N}: the average is then {@code sum(n_i * g_i) / N}, the global batch's mean gradient, the
+ * update one process would make on the whole batch.
+ *
  * <p>Every rank must register the same parameters (names and shapes) and call {@code step} the same number
  * of times. One training thread per optimizer; a step allocates no gradient-sized memory.
  */
@@ -45,6 +50,7 @@ public final class DistributedOptimizer {
     private final Compression compression;
     private final int passesPerStep;
     private final ReduceOp reduceOp;
+    private double gradientWeight;
     private int passInStep;
     private long passes;
     private long steps;
@@ -55,6 +61,7 @@ public final class DistributedOptimizer {
         this.compression = b.compression;
         this.passesPerStep = b.passesPerStep;
         this.reduceOp = b.reduceOp;
+        this.gradientWeight = b.gradientWeight;
         List<GradientSlot> s = new ArrayList<>(b.parameters.size());
         for (Parameter p : b.parameters) {
             GradientSlot slot = new GradientSlot(p, b.prefix + p.name(), compression);
@@ -126,7 +133,7 @@ public final class DistributedOptimizer {
             settle(leftover, slot);
         }
         submitted[i] = true;
-        Tensor wire = slot.pack(passesPerStep > 1);
+        Tensor wire = slot.pack(passesPerStep > 1, gradientWeight);
         // AVERAGE divides by the number of ranks; the prescale by the number of accumulated passes.
         pending.set(i, kolo.allreduceInPlaceAsync(slot.wireName, wire, reduceOp, 1.0 / passesPerStep, 1.0));
         exchangeOrder[exchanged++] = i;
@@ -237,6 +244,25 @@ public final class DistributedOptimizer {
         }
     }
 
+    /**
+     * Weighs this rank's gradient in the exchanges that start from now on: with batches of unequal sizes, this
+     * rank's share of the step's global batch relative to an equal share, {@code n_i * size / N} (an
+     * {@code ElasticSampler}'s {@code gradientWeight()}), so that the average over the ranks is the global batch's
+     * mean gradient. 1 (the default) for equal batches. Every rank sets its own; the weights of a step sum to the
+     * number of ranks.
+     *
+     * @throws IllegalArgumentException if {@code weight} is negative or not finite, or is not 1 with
+     *                                  {@link ReduceOp#ADASUM} (which combines by angles, not by counts)
+     */
+    public void setGradientWeight(double weight) {
+        gradientWeight = Builder.checkedWeight(weight, reduceOp);
+    }
+
+    /** @return the weight of this rank's gradient ({@link #setGradientWeight}) */
+    public double gradientWeight() {
+        return gradientWeight;
+    }
+
     /** @return backward passes completed so far */
     public long passes() {
         return passes;
@@ -288,6 +314,7 @@ public final class DistributedOptimizer {
         private int passesPerStep = 1;
         private ReduceOp reduceOp = ReduceOp.AVERAGE;
         private String prefix = "grad.";
+        private double gradientWeight = 1;
 
         private Builder(Kolo kolo, List<Parameter> parameters) {
             this.kolo = Objects.requireNonNull(kolo, "kolo");
@@ -340,8 +367,28 @@ public final class DistributedOptimizer {
             return this;
         }
 
+        /** This rank's gradient weight from the first step; see {@link DistributedOptimizer#setGradientWeight}. */
+        public Builder gradientWeight(double weight) {
+            this.gradientWeight = weight;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException if the gradient weight does not suit the reduce op */
         public DistributedOptimizer build() {
+            checkedWeight(gradientWeight, reduceOp);
             return new DistributedOptimizer(this);
+        }
+
+        static double checkedWeight(double weight, ReduceOp op) {
+            if (!(weight >= 0) || Double.isInfinite(weight)) {
+                throw new IllegalArgumentException("a gradient weight is a share of the global batch, 0 or more "
+                        + "(got " + weight + "): n_i * size / N for a rank of n_i of the step's N examples");
+            }
+            if (weight != 1 && op == ReduceOp.ADASUM) {
+                throw new IllegalArgumentException("ADASUM combines gradients by their angles, not by batch sizes: "
+                        + "a gradient weight (" + weight + ") needs AVERAGE or SUM");
+            }
+            return weight;
         }
     }
 }

@@ -54,8 +54,8 @@ final class GradientSlot {
         }
     }
 
-    /** Copies this step's gradient (plus what earlier passes accumulated) into the wire tensor. */
-    Tensor pack(boolean accumulated) {
+    /** Copies this step's gradient (plus what earlier passes accumulated), times {@code weight}, to the wire. */
+    Tensor pack(boolean accumulated, double weight) {
         float[] g = parameter.gradient();
         if (accumulated) {
             float[] a = accumulator;
@@ -64,7 +64,14 @@ final class GradientSlot {
             }
             g = a;
         }
-        stagingFloats.put(0, g);
+        if (weight == 1) {
+            stagingFloats.put(0, g);
+        } else {
+            // Weighed here, not by the allreduce's prescale, which must be the same on every rank.
+            for (int i = 0; i < count; i++) {
+                stagingFloats.put(i, (float) (g[i] * weight));
+            }
+        }
         if (wireBytes != staging) {
             Kernels.get().convert(wireType, wireBytes, 0, ElementType.FLOAT32, staging, 0, count);
         }

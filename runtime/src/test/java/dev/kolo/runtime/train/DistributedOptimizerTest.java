@@ -96,6 +96,69 @@ class DistributedOptimizerTest {
         }
     }
 
+    /**
+     * Rank r trains on r + 1 of a global batch of 6 examples (1, 2, 3): weighted by their shares the ranks' mean
+     * gradients average to the global batch's mean gradient, the one a single process computes over all 6.
+     */
+    @Test
+    void unequalBatchesWeightedByTheirSharesGiveTheGlobalBatchsMeanGradient() throws Exception {
+        int global = 6;
+        List<float[]> r = job.onAll(kolo -> {
+            int rank = kolo.rank();
+            int n = rank + 1;
+            Parameter w = Parameter.of("w", new float[64], new float[64]);
+            DistributedOptimizer opt = DistributedOptimizer.builder(kolo, List.of(w)).namePrefix("weighted.")
+                    .gradientWeight((double) n * NP / global).build();
+            int first = rank * (rank + 1) / 2; // ranks hold examples 0, 1-2, 3-5 of the batch
+            for (int i = 0; i < 64; i++) {
+                double sum = 0;
+                for (int e = first; e < first + n; e++) {
+                    sum += example(e, i);
+                }
+                w.gradient()[i] = (float) (sum / n); // this rank's mean gradient
+            }
+            opt.gradientReady(w);
+            opt.synchronize();
+            return w.gradient().clone();
+        });
+        for (int i = 0; i < 64; i++) {
+            double sum = 0;
+            for (int e = 0; e < global; e++) {
+                sum += example(e, i);
+            }
+            float single = (float) (sum / global);
+            for (float[] rank : r) {
+                assertEquals(single, rank[i], Math.ulp(single) * 4, "element " + i);
+            }
+        }
+        assertArrayEquals(r.get(0), r.get(2), 0f, "every rank alike");
+        float[] unweighted = expectedUnweighted(global);
+        assertTrue(Math.abs(unweighted[1] - r.get(0)[1]) > 1e-3, "the plain mean of the ranks' means differs");
+    }
+
+    /** Example e's gradient at element i. */
+    private static double example(int e, int i) {
+        return Math.sin(e * 1.7 + i * 0.3) + e * 0.5;
+    }
+
+    /** The mean of the three ranks' means, unweighted. */
+    private static float[] expectedUnweighted(int global) {
+        float[] out = new float[64];
+        for (int i = 0; i < 64; i++) {
+            double sum = 0;
+            for (int rank = 0; rank < NP; rank++) {
+                int first = rank * (rank + 1) / 2;
+                double s = 0;
+                for (int e = first; e < first + rank + 1; e++) {
+                    s += example(e, i);
+                }
+                sum += s / (rank + 1);
+            }
+            out[i] = (float) (sum / NP);
+        }
+        return out;
+    }
+
     @Test
     void accumulatesBackwardPassesBeforeExchanging() throws Exception {
         List<float[][]> r = train("accum.", Compression.NONE, 3, 1, 1.0);
@@ -285,6 +348,13 @@ class DistributedOptimizerTest {
         opt.gradientReady(p); // first of two passes: local accumulation only
         assertThrows(IllegalArgumentException.class, () -> opt.gradientReady(p));
         assertThrows(IllegalArgumentException.class, () -> Parameter.of("x", new float[4], new float[4], 3));
+        String negative = assertThrows(IllegalArgumentException.class, () -> opt.setGradientWeight(-0.5))
+                .getMessage();
+        assertTrue(negative.contains("0 or more") && negative.contains("n_i * size / N"), negative);
+        String adasum = assertThrows(IllegalArgumentException.class, () -> DistributedOptimizer.builder(kolo,
+                List.of(p)).reduceOp(ReduceOp.ADASUM).gradientWeight(2).build()).getMessage();
+        assertTrue(adasum.contains("needs AVERAGE or SUM"), adasum);
+        assertEquals(1, opt.gradientWeight(), "a refused weight leaves the last one");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.kolo.runtime.internal.flight;
 
+import dev.kolo.runtime.WorkerLostException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -78,9 +79,9 @@ public final class FlightDumper implements AutoCloseable {
         if (stalled >= 0 && stalled != stallWritten) {
             stallWritten = stalled;
             FlightRecord r = find(stalled);
-            dump("stall", r == null ? "an op waited longer than the stall warning (KOLO_STALL_WARNING)"
+            write("stall", r == null ? "an op waited longer than the stall warning (KOLO_STALL_WARNING)"
                     : "op " + r.label() + " (" + r.signature() + ") has waited " + seconds(r.waitedUs(
-                    FlightClock.now().micros(now))) + " s, longer than the stall warning (KOLO_STALL_WARNING)");
+                    FlightClock.now().micros(now))) + " s, longer than the stall warning (KOLO_STALL_WARNING)", true);
         }
     }
 
@@ -88,7 +89,10 @@ public final class FlightDumper implements AutoCloseable {
         long failed = recorder.takeFailure();
         if (failed >= 0) {
             FlightRecord r = find(failed);
-            dump("failure", r == null ? "an op failed" : "op " + r.label() + " failed: " + r.error());
+            // A peer gone (lost, or closed by its program) is told to this rank's program by the op's exception and,
+            // when it was a loss, warned about by the membership: the file's line is for who looks, not a warning.
+            boolean peerGone = recorder.error(failed) instanceof WorkerLostException;
+            write("failure", r == null ? "an op failed" : "op " + r.label() + " failed: " + r.error(), !peerGone);
         }
     }
 
@@ -108,8 +112,8 @@ public final class FlightDumper implements AutoCloseable {
 
     private void onShutdown() {
         if (!closed) {
-            dump("signal", "the JVM is shutting down while the worker runs (SIGTERM, Ctrl-C, or an exit without "
-                    + "closing Kolo)");
+            write("signal", "the JVM is shutting down while the worker runs (SIGTERM, Ctrl-C, or an exit without "
+                    + "closing Kolo)", true);
         }
     }
 
@@ -120,13 +124,22 @@ public final class FlightDumper implements AutoCloseable {
      * @return the file's JSON (also when the file could not be written: that is logged)
      */
     public byte[] dump(String trigger, String reason) {
+        return write(trigger, reason, false);
+    }
+
+    /** @param warn whether the line naming the file is a warning (a stall, an op's own failure) or information */
+    private byte[] write(String trigger, String reason, boolean warn) {
         FlightClock clock = FlightClock.now();
         byte[] json = new FlightDumpFile(rank, size.getAsInt(), job, host, ProcessHandle.current().pid(), trigger, reason,
                 clock.epochMicros(), recorder.capacity(), recorder.recorded(), recorder.snapshot(clock)).toJson();
         try {
             Path file = FlightDumpFile.write(dir, FlightDumpFile.fileName(rank), json);
-            LOG.warn("flight recorder ({}): {}; wrote {} (read it with 'java -jar worker.jar flight analyse {}')",
-                    trigger, reason, file, dir);
+            String line = "flight recorder ({}): {}; wrote {} (read it with 'java -jar worker.jar flight analyse {}')";
+            if (warn) {
+                LOG.warn(line, trigger, reason, file, dir);
+            } else {
+                LOG.info(line, trigger, reason, file, dir);
+            }
         } catch (IOException | RuntimeException e) {
             LOG.warn("flight recorder ({}): {}; cannot write {} in {} ({}): set KOLO_FLIGHT_DIR to a directory this "
                     + "worker may write", trigger, reason, FlightDumpFile.fileName(rank), dir, e.toString());

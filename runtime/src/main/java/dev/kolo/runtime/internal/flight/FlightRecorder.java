@@ -155,6 +155,12 @@ public final class FlightRecorder {
         }
     }
 
+    /** @return what op {@code id} failed with, or null (it did not fail, or the ring has reused its slot) */
+    Throwable error(long id) {
+        Slot s = slot(id);
+        return s == null ? null : s.error;
+    }
+
     /** @return the newest failed op's id, once (-1 if none since the last call) */
     long takeFailure() {
         long f = failure;
