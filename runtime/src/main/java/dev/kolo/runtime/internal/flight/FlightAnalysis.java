@@ -20,8 +20,9 @@ import java.util.stream.Stream;
  * <ol>
  * <li>a <b>mismatch</b>: the same op (name and occurrence) submitted with another op, dtype or shape by some ranks,
  *     naming both sides;</li>
- * <li>a <b>missing op</b>: the first op that some ranks submitted and waited on while others never submitted it,
- *     naming those ranks and what each was waiting on instead;</li>
+ * <li>a <b>missing op</b>: an op that some ranks submitted and waited on while others never submitted it (of
+ *     several, the one missing on the fewest ranks, then the first), naming those ranks and what each was waiting on
+ *     instead;</li>
  * <li>a <b>missing rank</b>: a rank of the job that left no file (stopped, killed, unreachable), and the op the others
  *     were waiting on;</li>
  * <li>a <b>straggler</b>: the rank the others wait for, by how long each rank's ops took from its own submit to their
@@ -146,6 +147,9 @@ public final class FlightAnalysis {
     private String missingOp() {
         String best = null;
         long bestAt = Long.MAX_VALUE;
+        // A rank that skipped an op waits on the next one, which the others have not reached: both ops are missing
+        // somewhere, at about the same moment. The one missing on the fewest ranks names the ranks that diverged.
+        int bestAbsent = Integer.MAX_VALUE;
         for (String key : allKeys()) {
             List<Integer> waiting = new ArrayList<>();
             List<Integer> absent = new ArrayList<>();
@@ -164,8 +168,10 @@ public final class FlightAnalysis {
                     absent.add(rank);
                 }
             }
-            if (!waiting.isEmpty() && !absent.isEmpty() && stuck && at < bestAt) {
+            if (!waiting.isEmpty() && !absent.isEmpty() && stuck
+                    && (absent.size() < bestAbsent || absent.size() == bestAbsent && at < bestAt)) {
                 bestAt = at;
+                bestAbsent = absent.size();
                 FlightRecord r = any;
                 long waited = waiting.stream().mapToLong(w -> byKey.get(w).get(key).waitedUs(
                         byRank.get(w).dumpedAtUs())).max().orElse(0);
