@@ -1,7 +1,9 @@
 package dev.kolo.elastic.data;
 
+import dev.kolo.elastic.ElasticSettings;
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.runtime.Kolo;
+import dev.kolo.runtime.Setting;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Objects;
@@ -47,6 +49,12 @@ import java.util.Objects;
  * partition once, in an order shuffled from the seed and the epoch, and the position resumes within the
  * partitions. The job's size cannot change then (a partition cannot be shared among other ranks).
  *
+ * <p>Stepped, it also watches the ranks' pace ({@link StragglerPolicy}, {@code KOLO_STRAGGLER}): by default it names a
+ * rank slower than the others in the log and on the status page; with {@link StragglerPolicy#REBALANCE} it moves
+ * batch share from slow ranks to fast ones, the global batch unchanged, so each rank's share ({@link #batchSize})
+ * and {@link #gradientWeight} may change between steps (alike on every rank, and back to the split's at each new
+ * generation); with {@link StragglerPolicy#EVICT} a much slower rank leaves an elastic job at its next commit.
+ *
  * <p>Used by one training thread.
  */
 public final class ElasticSampler {
@@ -57,11 +65,16 @@ public final class ElasticSampler {
     private final boolean dropLast;
     private final boolean partitioned;
     private final EpochOrder orders;
+    /** Null when the policy is {@link StragglerPolicy#OFF}. */
+    private final PaceWatch pace;
+    private final int maxBatch;
     /** {epoch, samples of it the job has taken, seed}: live, so that a restore or a sync rewrites it in place. */
     private final long[] position = new long[3];
     private int count = -1;
+    /** The ranks' shares now: the split's, or the ones a rebalance chose in this generation. */
     private int[] sizes;
     private int sizesFor = -1;
+    private long sizesGeneration = -1;
     private int globalBatch;
     /** The job's size at the last {@link #batches} call: what {@link #globalBatch} was computed for. */
     private int batchesFor = -1;
@@ -78,6 +91,16 @@ public final class ElasticSampler {
         this.partitioned = b.partitioned;
         this.position[2] = b.seed;
         this.orders = new EpochOrder(b.shuffle);
+        this.maxBatch = b.maxBatch;
+        StragglerPolicy policy = b.straggler != null ? b.straggler : setting(ElasticSettings.STRAGGLER);
+        this.pace = policy == StragglerPolicy.OFF ? null : new PaceWatch(kolo, name, policy,
+                setting(ElasticSettings.STRAGGLER_RATIO),
+                b.paceWindow > 0 ? b.paceWindow : setting(ElasticSettings.STRAGGLER_WINDOW),
+                setting(ElasticSettings.STRAGGLER_EVICT_RATIO));
+    }
+
+    private static <T> T setting(Setting<T> setting) {
+        return setting.fromEnvironment().orElse(setting.defaultValue());
     }
 
     /** @return a builder for the sampler of this worker's job ({@code kolo}) */
@@ -93,6 +116,9 @@ public final class ElasticSampler {
      */
     public ElasticSampler register(ElasticState state) {
         state.longs(name + ".position", position, 3);
+        if (pace != null) {
+            pace.register(state);
+        }
         return this;
     }
 
@@ -135,12 +161,10 @@ public final class ElasticSampler {
         this.count = (int) datasetSize;
         this.globalBatch = g;
         this.batchesFor = size;
-        int rank = kolo.rank();
-        int offset = 0;
-        for (int r = 0; r < rank; r++) {
-            offset += s[r];
+        if (pace != null) {
+            pace.enter();
         }
-        return new RankBatches(position[0], position[1], offset, s[rank]);
+        return new RankBatches(position[0], position[1]);
     }
 
     /**
@@ -156,6 +180,12 @@ public final class ElasticSampler {
                     + "is now: call batches(datasetSize) first (again after the job changed size)");
         }
         stepDriven = true;
+        if (pace != null) {
+            int[] next = pace.stepped(sizes, partitioned ? null : caps());
+            if (next != null) {
+                sizes = next;
+            }
+        }
         position[1] += globalBatch;
         if (!stepFits(position[1])) {
             position[0]++;
@@ -227,8 +257,23 @@ public final class ElasticSampler {
         return name;
     }
 
+    /** @return every rank's share of a step now, rank 0's first (a rebalance may change them between steps) */
+    public int[] batchSizes() {
+        return sizesAt(kolo.size()).clone();
+    }
+
+    /** The largest share each rank may take in a rebalance: the builder's bound, else twice the split's share. */
+    private int[] caps() {
+        int[] base = split.sizes(kolo.size());
+        int[] caps = new int[base.length];
+        for (int r = 0; r < base.length; r++) {
+            caps[r] = maxBatch > 0 ? Math.max(maxBatch, base[r]) : 2 * base[r];
+        }
+        return caps;
+    }
+
     private int[] sizesAt(int size) {
-        if (sizesFor != size) {
+        if (sizesFor != size || sizesGeneration != kolo.generation()) {
             int[] s = split.sizes(size);
             if (s == null || s.length != size) {
                 throw new IllegalArgumentException("sampler '" + name + "': the batch split gave "
@@ -243,6 +288,7 @@ public final class ElasticSampler {
             }
             sizes = s.clone();
             sizesFor = size;
+            sizesGeneration = kolo.generation();
         }
         return sizes;
     }
@@ -276,16 +322,12 @@ public final class ElasticSampler {
     /** This rank's batches from one position to the end of its epoch. */
     private final class RankBatches implements Iterator<int[]> {
         private final long epoch;
-        private final int offset;
-        private final int batch;
         private long cursor;
         private boolean passCounted;
 
-        RankBatches(long epoch, long cursor, int offset, int batch) {
+        RankBatches(long epoch, long cursor) {
             this.epoch = epoch;
             this.cursor = cursor;
-            this.offset = offset;
-            this.batch = batch;
         }
 
         @Override
@@ -305,6 +347,13 @@ public final class ElasticSampler {
         public int[] next() {
             if (!hasNext()) {
                 throw new NoSuchElementException("sampler '" + name + "': epoch " + epoch + " has no more steps");
+            }
+            int rank = kolo.rank();
+            int[] shares = sizes; // this step's: a rebalance at the last step may have changed them
+            int batch = shares[rank];
+            int offset = 0;
+            for (int r = 0; r < rank; r++) {
+                offset += shares[r];
             }
             int[] indices = new int[batch];
             if (partitioned) {
@@ -336,6 +385,9 @@ public final class ElasticSampler {
         private boolean dropLast;
         private boolean partitioned;
         private long seed;
+        private StragglerPolicy straggler;
+        private int maxBatch;
+        private int paceWindow;
 
         private Builder(Kolo kolo) {
             this.kolo = kolo;
@@ -384,6 +436,33 @@ public final class ElasticSampler {
          */
         public Builder partitioned(boolean on) {
             this.partitioned = on;
+            return this;
+        }
+
+        /**
+         * @param policy what the job does about a rank slower than the others (default {@code KOLO_STRAGGLER}'s,
+         *     {@link StragglerPolicy#WARN} when unset); every rank must give the same
+         */
+        public Builder straggler(StragglerPolicy policy) {
+            this.straggler = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        /** Steps between the ranks' comparisons, instead of {@code KOLO_STRAGGLER_WINDOW}'s (for short tests). */
+        Builder paceWindow(int steps) {
+            this.paceWindow = steps;
+            return this;
+        }
+
+        /**
+         * @param most the largest batch a rebalance may give a rank (default twice its share in the split): the
+         *     size its buffers were made for
+         */
+        public Builder maxBatchSize(int most) {
+            if (most < 1) {
+                throw new IllegalArgumentException("the largest batch must be at least 1 (got " + most + ")");
+            }
+            this.maxBatch = most;
             return this;
         }
 

@@ -5,6 +5,7 @@ import ai.djl.training.dataset.Sampler;
 import dev.kolo.elastic.ElasticState;
 import dev.kolo.elastic.data.BatchSplit;
 import dev.kolo.elastic.data.ElasticSampler;
+import dev.kolo.elastic.data.StragglerPolicy;
 import dev.kolo.runtime.Kolo;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -148,6 +149,16 @@ public final class DistributedSampler implements Sampler {
         /** @param on leave out the samples that cannot fill a last step (default false: fill it from the start) */
         public Builder dropLast(boolean on) {
             b.dropLast(on);
+            return this;
+        }
+
+        /**
+         * @param policy what the job does about a rank slower than the others (default {@code KOLO_STRAGGLER}'s):
+         *     with {@link StragglerPolicy#REBALANCE} the ranks' shares follow their speeds, and a {@link KoloTrainer}
+         *     weighs each rank's gradient by its share every step
+         */
+        public Builder straggler(StragglerPolicy policy) {
+            b.straggler(policy);
             return this;
         }
 

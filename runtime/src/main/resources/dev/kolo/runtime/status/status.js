@@ -88,6 +88,7 @@
       tr.appendChild(el('td', 'num', fix(r.busyMillis, 1)));
       tr.appendChild(el('td', 'num', bytes(r.bytesSent)));
       tr.appendChild(el('td', 'num', fix(r.samplesPerSecond, 1)));
+      tr.appendChild(el('td', 'pace' + (/straggler/.test(r.pace || '') ? ' slow' : ''), orDash(r.pace)));
       tr.appendChild(el('td', 'num', fix(r.lastSeenSeconds, 1)));
       tbody.appendChild(tr);
     }

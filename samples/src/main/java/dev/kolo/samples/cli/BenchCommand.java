@@ -8,6 +8,7 @@ import dev.kolo.samples.bench.BenchJitterCommand;
 import dev.kolo.samples.bench.BenchKernelsCommand;
 import dev.kolo.samples.bench.BenchScalingCommand;
 import dev.kolo.samples.bench.BenchStepCommand;
+import dev.kolo.samples.bench.BenchStragglerCommand;
 import dev.kolo.samples.bench.BenchTensorsCommand;
 import dev.kolo.samples.bench.model.BenchModelCommand;
 import dev.kolo.samples.chaos.BenchChaosCommand;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Command;
         subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
                 BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class,
                 BenchCheckpointCommand.class, BenchJitterCommand.class, BenchAllocCommand.class,
-                BenchModelCommand.class, BenchStepCommand.class})
+                BenchModelCommand.class, BenchStepCommand.class, BenchStragglerCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;

@@ -25,12 +25,15 @@ import java.nio.file.Path;
  * @param optimizer        the update rule: {@code sgd} (with {@code momentum}), {@code adam}, {@code adamw} or
  *                         {@code lamb}, each with {@code weightDecay}
  * @param reduceOp         how the ranks' gradients combine: AVERAGE, SUM or ADASUM
+ * @param slowRank         the rank that computes {@code slowdown} times as long as it takes (a straggler for the
+ *                         straggler policies' runs), -1 for none
  */
 record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, double warmupEpochs,
                      boolean cosineDecay, Compression compression, int backwardPassesPerStep, long seed,
                      long maxSteps, int logEvery, int[] hidden, double momentum, double weightDecay,
                      int trainLimit, int testLimit, Path checkpointDir, int checkpointEvery, int commitEvery,
-                     String model, int intraOpThreads, String optimizer, ReduceOp reduceOp) {
+                     String model, int intraOpThreads, String optimizer, ReduceOp reduceOp,
+                     int slowRank, double slowdown) {
 
     /** The hand-written multilayer perceptron (the default). */
     static final String MLP = "mlp";
@@ -60,6 +63,9 @@ record TrainSettings(int epochs, int batchSize, double lr, LrScaling lrScaling, 
         if (!OPTIMIZERS.contains(optimizer)) {
             throw new IllegalArgumentException("--optimizer must be one of " + String.join(", ", OPTIMIZERS) + " (got '"
                     + optimizer + "')");
+        }
+        if (slowRank < -1 || !(slowdown >= 1 && slowdown <= 100)) {
+            throw new IllegalArgumentException("--slow-rank must be a rank or -1 for none, and --slowdown 1 to 100");
         }
         if (intraOpThreads < 1 || intraOpThreads > 256) {
             throw new IllegalArgumentException("--intra-op-threads must be 1 to 256 (got " + intraOpThreads + ")");

@@ -82,9 +82,10 @@ final class Trainer {
         this.out = out;
         this.model = !s.model().equals(TrainSettings.MLP)
                 ? new DjlModel(kolo, s.model(), Math.max(s.batchSize(), EVAL_BATCH), s.seed(), s.intraOpThreads())
-                : new Mlp(s.layerSizes(train.pixels(), 10), s.batchSize(), s.seed());
+                : new Mlp(s.layerSizes(train.pixels(), 10), 2 * s.batchSize(), s.seed()); // room for a rebalance
         this.rule = s.updateRule();
         this.sampler = ElasticSampler.builder(kolo).batchSize(s.batchSize() * s.backwardPassesPerStep())
+                .maxBatchSize(model.maxBatch() * s.backwardPassesPerStep())
                 .seed(s.seed()).dropLast(true).partitioned(partitioned).build();
         this.metrics = TrainingMetrics.of(kolo.meterRegistry());
     }
@@ -225,12 +226,29 @@ final class Trainer {
             }
             // The rate follows the epoch, not the step count, so it stays continuous when the size changes.
             double lr = plan.schedule().rateAtEpoch(epoch + (double) position / count);
-            int[] share = batches.next(); // this rank's examples of the step, the passes' batches in turn
+            // This rank's examples of the step, the passes' batches in turn. A straggler policy may give the ranks
+            // unequal shares: each rank's gradient is then weighed by its share, so the update stays the global
+            // batch's mean gradient.
+            int[] share = batches.next();
+            if (share.length < passes) {
+                throw new IllegalStateException("rank " + rank + "'s share of the step is " + share.length
+                        + " examples, fewer than the " + passes + " backward passes: a rebalance gave it too few; "
+                        + "use --backward-passes-per-step 1 with KOLO_STRAGGLER=rebalance");
+            }
+            if (s.reduceOp() != ReduceOp.ADASUM) {
+                optimizer.setGradientWeight(sampler.gradientWeight());
+            }
             for (int pass = 0; pass < passes; pass++) {
-                train.fill(share, pass * batch, batch, x, y);
-                intervalLoss += model.forward(x, y, batch);
+                int from = share.length * pass / passes;
+                int n = share.length * (pass + 1) / passes - from;
+                train.fill(share, from, n, x, y);
+                long computeStart = System.nanoTime();
+                intervalLoss += model.forward(x, y, n);
                 intervalPasses++;
                 model.backward(optimizer::gradientReady);
+                if (rank == s.slowRank()) {
+                    straggle((long) ((System.nanoTime() - computeStart) * (s.slowdown() - 1)));
+                }
                 boolean last = pass == passes - 1;
                 if (last) {
                     model.startStep();
@@ -251,7 +269,7 @@ final class Trainer {
             st.set(TrainingState.STEP, step);
             // A fixed job asked to stop (SIGTERM on any rank) stops at a step boundary, that step checkpointed.
             st.stepDone();
-            kolo.reportStep(step, (long) batch * passes); // the status page's step rate, images/s and step times
+            kolo.reportStep(step, share.length); // the status page's step rate, images/s and step times
             intervalSteps++;
             if (step % s.logEvery() == 0 || count - position < plan.globalBatch()) {
                 double loss = average(tag, intervalLoss / intervalPasses);
@@ -281,6 +299,14 @@ final class Trainer {
         long checksum = agreedChecksum(tag);
         int epochs = (int) Math.min(s.epochs(), epoch + (position > 0 ? 1 : 0));
         return new TrainResult(epochs, step, firstLoss, lastLoss, accuracy, checksum);
+    }
+
+    /** The straggler's extra time: a pause, so that it slows this rank alone and not the others on its cores. */
+    private static void straggle(long nanos) {
+        long end = System.nanoTime() + nanos;
+        for (long left = nanos; left > 0; left = end - System.nanoTime()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(left);
+        }
     }
 
     /** Commits the state and prints the progress line; a membership change at this commit passes through. */

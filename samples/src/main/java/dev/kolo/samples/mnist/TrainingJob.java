@@ -235,6 +235,15 @@ public final class TrainingJob {
                         + "roll back to, and where workers join or leave an elastic job (default: ${DEFAULT-VALUE}).")
         int commitEvery;
 
+        @Option(names = "--slow-rank", paramLabel = "R", defaultValue = "-1",
+                description = "Make rank R a straggler: it pauses after each backward pass for (--slowdown - 1) "
+                        + "times the pass's own time; -1 for none (default: ${DEFAULT-VALUE}).")
+        int slowRank;
+
+        @Option(names = "--slowdown", paramLabel = "X", defaultValue = "1.5",
+                description = "How many times as long --slow-rank takes per pass (default: ${DEFAULT-VALUE}).")
+        double slowdown;
+
         /** @param checkpointDir where to write checkpoints and resume from (KOLO_CHECKPOINT_DIR), or null */
         public TrainingJob toJob(Path checkpointDir) {
             double warmup = parseWarmup(warmupEpochs);
@@ -256,7 +265,7 @@ public final class TrainingJob {
                     Compression.parse(compression), backwardPassesPerStep, seed, maxSteps, logEvery, hidden.clone(),
                     momentum, weightDecay, trainLimit, 0, checkpointDir,
                     checkpointEvery, commitEvery, model.trim().toLowerCase(Locale.ROOT), intraOpThreads,
-                    optimizer.trim().toLowerCase(Locale.ROOT), parseReduceOp(reduceOp));
+                    optimizer.trim().toLowerCase(Locale.ROOT), parseReduceOp(reduceOp), slowRank, slowdown);
             return new TrainingJob(s, data != null ? data : FashionMnist.DEBIAN_DIR);
         }
 

@@ -42,7 +42,8 @@ class SettingsReadmeTest {
     @Test
     void theModulesSettingsFollowTheRuntimesInTheOrderOfTheModulesNames() {
         List<Setting<?>> all = Settings.all();
-        assertEquals(List.of(CheckpointSettings.CHECKPOINT_DIR, ElasticSettings.WORKER_ID),
-                all.subList(all.size() - 2, all.size()));
+        assertEquals(List.of(CheckpointSettings.CHECKPOINT_DIR, ElasticSettings.WORKER_ID, ElasticSettings.STRAGGLER,
+                ElasticSettings.STRAGGLER_RATIO, ElasticSettings.STRAGGLER_WINDOW, ElasticSettings.STRAGGLER_EVICT_RATIO),
+                all.subList(all.size() - 6, all.size()));
     }
 }

@@ -51,7 +51,7 @@ class DashboardMetricsTest {
         FashionMnist data = FashionMnist.load(FashionMnist.DEBIAN_DIR);
         TrainSettings settings = new TrainSettings(1, 32, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 7,
                 0, 10, new int[] {64}, 0.9, 0, 2000, 500, dir.resolve("ckpt"), 20, 10, TrainSettings.MLP, 1, "sgd",
-                dev.kolo.runtime.ReduceOp.AVERAGE);
+                dev.kolo.runtime.ReduceOp.AVERAGE, -1, 1);
         Map<String, Double> scraped;
         Set<String> servedLabels = new TreeSet<>();
         try (Kolo kolo = Kolo.init(config);

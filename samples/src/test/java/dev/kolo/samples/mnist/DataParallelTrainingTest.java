@@ -88,7 +88,7 @@ class DataParallelTrainingTest {
     private static TrainSettings settings(int epochs, int batch, long maxSteps, Path checkpointDir) {
         return new TrainSettings(epochs, batch, 0.05, LrScaling.LINEAR, -1, true, Compression.NONE, 1, 42,
                 maxSteps, 25, new int[] {128, 64}, 0.9, 0, TRAIN, TEST, checkpointDir, 30, 10, TrainSettings.MLP, 1, "sgd",
-                dev.kolo.runtime.ReduceOp.AVERAGE);
+                dev.kolo.runtime.ReduceOp.AVERAGE, -1, 1);
     }
 
     /** One run on every worker of {@code job}, concurrently; rank 0's output goes into {@code log}. */

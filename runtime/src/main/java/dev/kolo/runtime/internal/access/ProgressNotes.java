@@ -7,4 +7,10 @@ public interface ProgressNotes {
 
     /** The checkpointer saved the checkpoint of {@code step} to {@code where} (its stores). */
     void checkpointed(long step, String where);
+
+    /** A sampler measured this rank's pace against the others' (e.g. {@code 1.52x straggler}); shown in its row. */
+    void pace(String note);
+
+    /** @return the time this rank's program threads have spent waiting for collectives, in nanoseconds */
+    long waitedNanos();
 }

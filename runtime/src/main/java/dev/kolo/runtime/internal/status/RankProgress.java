@@ -32,6 +32,7 @@ public final class RankProgress implements ProgressNotes {
     private final ConcurrentHashMap<String, Scalar> scalars = new ConcurrentHashMap<>();
     private final AtomicReference<JsonObject> lastCommit = new AtomicReference<>();
     private final AtomicReference<JsonObject> lastCheckpoint = new AtomicReference<>();
+    private volatile String pace;
 
     // The reporting timer's own state: what the previous report saw, to turn totals into per-step figures.
     private long reportedSteps;
@@ -104,6 +105,16 @@ public final class RankProgress implements ProgressNotes {
                 .put("time", System.currentTimeMillis()));
     }
 
+    @Override
+    public void pace(String note) {
+        pace = note;
+    }
+
+    @Override
+    public long waitedNanos() {
+        return metrics.waitedNanos();
+    }
+
     /**
      * This rank's status report: totals, and its step time and busy time (step time minus the time its threads
      * waited for collectives) averaged over the steps since the last report. Called by one timer only.
@@ -134,7 +145,7 @@ public final class RankProgress implements ProgressNotes {
         return new JsonObject().put("step", step.get()).put("samples", sampleTotal).put("stepMillis", stepMillis)
                 .put("busyMillis", busyMillis).put("samplesPerSecond", samplesPerSecond)
                 .put("bytesSent", metrics.bytesSent()).put("scalars", values).put("commit", lastCommit.get())
-                .put("checkpoint", lastCheckpoint.get());
+                .put("checkpoint", lastCheckpoint.get()).put("pace", pace);
     }
 
     /** One reported scalar; a holder so that the hot path writes a field instead of boxing into a map. */

@@ -273,6 +273,7 @@ final class StatusBoard {
                         .put("busyMillis", r.report.getNumber("busyMillis"))
                         .put("bytesSent", r.report.getLong("bytesSent"))
                         .put("samplesPerSecond", r.report.getNumber("samplesPerSecond"))
+                        .put("pace", r.report.getString("pace"))
                         .put("lastSeenSeconds", (nowMillis - r.atMillis) / 1000.0);
             }
             rows.add(row);
