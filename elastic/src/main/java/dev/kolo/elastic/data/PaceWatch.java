@@ -40,6 +40,8 @@ final class PaceWatch {
     private long lastNanos;
     private long lastWaited;
     private long[] flagged = new long[0];
+    /** The ranks' costs per sample, smoothed over the windows of this generation: what a rebalance splits by. */
+    private double[] smoothed;
     private boolean leaveAsked;
     private volatile double ownRatio = Double.NaN;
     private volatile int ownShare;
@@ -72,6 +74,7 @@ final class PaceWatch {
             filled = 0;
             leaveAsked = false;
             flagged = new long[(kolo.size() + 63) / 64];
+            smoothed = null;
             lastNanos = System.nanoTime();
             lastWaited = notes.waitedNanos();
         }
@@ -128,9 +131,17 @@ final class PaceWatch {
         for (int s : sizes) {
             total += s;
         }
-        int[] balanced = ShareBalance.proportional(all, total, caps);
-        double before = ShareBalance.stepTime(sizes, all);
-        double after = ShareBalance.stepTime(balanced, all);
+        // A window of a busy machine is noisy: half of each new window's costs, half of the earlier ones'.
+        if (smoothed == null) {
+            smoothed = all.clone();
+        } else {
+            for (int r = 0; r < all.length; r++) {
+                smoothed[r] = (smoothed[r] + all[r]) / 2;
+            }
+        }
+        int[] balanced = ShareBalance.proportional(smoothed, total, caps);
+        double before = ShareBalance.stepTime(sizes, smoothed);
+        double after = ShareBalance.stepTime(balanced, smoothed);
         if (after > before * (1 - MIN_GAIN)) {
             return null;
         }
