@@ -183,6 +183,21 @@ class StatusPageBrowserTest {
             JsonArray stalls = status(jobPage).getJsonArray("stalls");
             assertEquals(1, stalls.size(), stalls.encode());
             assertEquals(new JsonArray().add(stopped), stalls.getJsonObject(0).getJsonArray("missingRanks"));
+            // The coordinator's rank waits on the tensor: its row shows it in flight, and links its flight recorder.
+            String waitingRow = "#ranks tr.rank-row[data-rank='" + coordinator + "'] td.in-flight";
+            String inFlight = browser.await(15, "the waiting rank's op in flight", d -> {
+                String t = browser.all(waitingRow).get(0).getText();
+                return t.contains("'grad'") ? t : null;
+            });
+            assertTrue(inFlight.startsWith("1 "), inFlight);
+            String dump = browser.all(waitingRow + " a.flight-link").get(0).getAttribute("href");
+            assertEquals(PAGE_OF_RANK.get(coordinator) + "status/flight", dump);
+            java.net.http.HttpResponse<String> flight = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(dump))
+                            .timeout(java.time.Duration.ofSeconds(10)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, flight.statusCode(), flight.body());
+            assertTrue(flight.body().contains("\"grad\""), "the linked dump holds the op");
             String background = browser.await(5, "the stall box's colour",
                     d -> browser.all("#stalls").get(0).getCssValue("background-color"));
             assertTrue(background.startsWith("rgba(") || background.startsWith("rgb("), background);

@@ -89,9 +89,31 @@
       tr.appendChild(el('td', 'num', bytes(r.bytesSent)));
       tr.appendChild(el('td', 'num', fix(r.samplesPerSecond, 1)));
       tr.appendChild(el('td', 'pace' + (/straggler/.test(r.pace || '') ? ' slow' : ''), orDash(r.pace)));
+      tr.appendChild(inFlightCell(r.inFlight, u));
       tr.appendChild(el('td', 'num', fix(r.lastSeenSeconds, 1)));
       tbody.appendChild(tr);
     }
+  }
+
+  // How many ops the rank has submitted and not finished, the oldest named with how far it got and since when,
+  // and a link to the rank's flight recorder: its last ops, as `flight analyse` reads them.
+  function inFlightCell(f, page) {
+    const td = el('td', 'in-flight');
+    if (!f || !isNum(f.count)) { td.textContent = DASH; return td; }
+    td.appendChild(document.createTextNode(String(f.count)));
+    if (f.count > 0 && f.oldest) {
+      td.appendChild(document.createTextNode(' \u2014 oldest '));
+      td.appendChild(el('code', null, String(f.oldest)));
+      td.appendChild(document.createTextNode(' ' + orDash(f.state) + ' ' + fix(f.seconds, 1) + ' s'));
+    }
+    if (page) {
+      const a = el('a', 'flight-link', 'dump');
+      a.href = page + 'status/flight';
+      a.title = "this rank's flight recorder: its last ops";
+      td.appendChild(document.createTextNode(' '));
+      td.appendChild(a);
+    }
+    return td;
   }
 
   function renderStalls(stalls) {

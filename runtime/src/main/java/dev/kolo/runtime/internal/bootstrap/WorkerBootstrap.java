@@ -109,7 +109,7 @@ public final class WorkerBootstrap {
                     "kolo-collectives-" + cluster.nodeId().substring(0, 8), observability);
             AtomicBoolean changePending = new AtomicBoolean();
             WorkerStatus status = new WorkerStatus(cluster, progress, collectives, tls == null ? "tcp" : "tls",
-                    dataPlanes.kernelsName());
+                    dataPlanes.kernelsName(), observability::flight);
             WorkerVerticle verticle = new WorkerVerticle(cluster, self, view, collectives, observability, changePending,
                     status);
             cluster.vertx().deployVerticle(verticle).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

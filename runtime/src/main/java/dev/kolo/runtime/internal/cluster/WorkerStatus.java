@@ -8,12 +8,17 @@ import dev.kolo.runtime.internal.control.ControlMessage;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.WorkerInfo;
 import dev.kolo.runtime.internal.engine.CollectiveClient;
+import dev.kolo.runtime.internal.flight.FlightClock;
+import dev.kolo.runtime.internal.flight.FlightRecord;
+import dev.kolo.runtime.internal.flight.FlightRecorder;
 import dev.kolo.runtime.internal.status.RankProgress;
 import dev.kolo.runtime.internal.status.StatusVerticle;
 import io.vertx.core.Vertx;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.util.List;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,15 +38,18 @@ public final class WorkerStatus {
     private final String transport;
     private final String kernels;
     private final String board;
+    private final Supplier<FlightRecorder> flight;
     /** Why the last generation ended on this worker, told with the next one that forms. */
     private String lastEnd;
 
     /**
      * @param transport how the data plane is carried between hosts ("tcp", "tls"), as the page names it
      * @param kernels   which reduction kernels run
+     * @param flight    the worker's flight recorder, whose ops in flight the report sums up
      */
     public WorkerStatus(ClusterNode node, RankProgress progress, CollectiveClient collectives, String transport,
-                        String kernels) {
+                        String kernels, Supplier<FlightRecorder> flight) {
+        this.flight = flight;
         this.collectives = collectives;
         this.node = node;
         this.progress = progress;
@@ -130,6 +138,23 @@ public final class WorkerStatus {
                 .put("lostRank", lostRank));
     }
 
+    /** @return the ops this rank has in flight: how many, and the oldest (its name, how far it got, since when) */
+    private JsonObject inFlight() {
+        FlightRecorder recorder = flight.get();
+        if (!recorder.enabled()) {
+            return null;
+        }
+        FlightClock clock = FlightClock.now();
+        List<FlightRecord> ops = recorder.inFlight(clock);
+        JsonObject summary = new JsonObject().put("count", ops.size());
+        if (!ops.isEmpty()) {
+            FlightRecord oldest = ops.get(0);
+            summary.put("oldest", oldest.label()).put("state", oldest.state().name().toLowerCase(java.util.Locale.ROOT))
+                    .put("seconds", oldest.waitedUs(clock.micros(System.nanoTime())) / 1e6);
+        }
+        return summary;
+    }
+
     /** Sends this rank's report to its own board and, unless it coordinates, to the coordinator's. */
     void report(Vertx vertx, WorkerView v, DeliveryOptions control) {
         if (!v.active() || v.self() == null) {
@@ -141,7 +166,8 @@ public final class WorkerStatus {
         JsonArray waiting = new JsonArray();
         collectives.forEachWaiting(StatusVerticle.INTERVAL_MILLIS * 1_000_000, MAX_WAITING,
                 (name, seconds) -> waiting.add(new JsonObject().put("tensor", name).put("seconds", seconds)));
-        String text = report.put("waiting", waiting).encode();
+        report.put("waiting", waiting).put("inFlight", inFlight());
+        String text = report.encode();
         if (text.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > ControlCodec.MAX_STRING) {
             LOG.debug("status: this rank's report of {} characters does not fit a control message; not sent",
                     text.length());

@@ -274,6 +274,7 @@ final class StatusBoard {
                         .put("bytesSent", r.report.getLong("bytesSent"))
                         .put("samplesPerSecond", r.report.getNumber("samplesPerSecond"))
                         .put("pace", r.report.getString("pace"))
+                        .put("inFlight", r.report.getJsonObject("inFlight"))
                         .put("lastSeenSeconds", (nowMillis - r.atMillis) / 1000.0);
             }
             rows.add(row);
