@@ -181,7 +181,8 @@ public final class ElasticSampler {
         }
         stepDriven = true;
         if (pace != null) {
-            int[] next = pace.stepped(sizes, partitioned ? null : caps());
+            // In a generation that started since the last batches() call the shares are the split's again.
+            int[] next = pace.stepped(sizesAt(kolo.size()), partitioned ? null : caps());
             if (next != null) {
                 sizes = next;
             }

@@ -87,6 +87,10 @@ final class PaceWatch {
      * @return the shares from the next step on, or null to keep {@code sizes}
      */
     int[] stepped(int[] sizes, int[] caps) {
+        if (generation != kolo.generation()) {
+            enter(); // a new generation without a batches() call: every rank counts its window from here
+            return null;
+        }
         long now = System.nanoTime();
         long waited = notes.waitedNanos();
         int rank = kolo.rank();
