@@ -400,7 +400,7 @@ public final class CollectiveClient implements AutoCloseable, Completion, OpDriv
             return;
         }
         if (op.flightId >= 0) {
-            observability.flight().finished(op.flightId, System.nanoTime(), error);
+            observability.flight().finished(op.flightId, op.doneNanos != 0 ? op.doneNanos : System.nanoTime(), error);
         }
         driver.complete(op, result, error);
     }

@@ -42,6 +42,8 @@ public final class FlightRecorder {
         long finished;
         String algorithm;
         String transport;
+        /** Whether {@link #algorithm} and {@link #transport} are this op's: they stay from an earlier one otherwise. */
+        boolean ran;
         Throwable error;
     }
 
@@ -101,7 +103,11 @@ public final class FlightRecorder {
         long id = next.getAndIncrement();
         Slot s = slots[(int) id & mask];
         ID.setOpaque(s, -1L); // a reader skips the slot while it changes hands
-        s.spec = spec;
+        // A reference store into the ring (old objects) costs a GC write barrier: skip it when the slot holds the
+        // same already, as it does whenever the ring's length is a multiple of the step's ops.
+        if (s.spec != spec) {
+            s.spec = spec;
+        }
         s.set = set;
         s.generation = generation;
         s.occurrence = occurrence;
@@ -109,9 +115,10 @@ public final class FlightRecorder {
         s.agreed = 0;
         s.started = 0;
         s.finished = 0;
-        s.algorithm = null;
-        s.transport = null;
-        s.error = null;
+        s.ran = false;
+        if (s.error != null) {
+            s.error = null;
+        }
         ID.setRelease(s, id);
         return id;
     }
@@ -137,8 +144,13 @@ public final class FlightRecorder {
     public void ran(long id, String algorithm, String transport) {
         Slot s = slot(id);
         if (s != null) {
-            s.algorithm = algorithm;
-            s.transport = transport;
+            if (s.algorithm != algorithm) {
+                s.algorithm = algorithm;
+            }
+            if (s.transport != transport) {
+                s.transport = transport;
+            }
+            s.ran = true;
         }
     }
 
@@ -148,7 +160,9 @@ public final class FlightRecorder {
         if (s == null) {
             return;
         }
-        s.error = error;
+        if (error != null) {
+            s.error = error;
+        }
         s.finished = nanos;
         if (error != null) {
             failure = id;
@@ -206,8 +220,9 @@ public final class FlightRecorder {
             long started = s.started;
             long finished = s.finished;
             Throwable error = s.error;
-            String algorithm = s.algorithm;
-            String transport = s.transport;
+            boolean ran = s.ran;
+            String algorithm = ran ? s.algorithm : null;
+            String transport = ran ? s.transport : null;
             int set = s.set;
             int occurrence = s.occurrence;
             long generation = s.generation;

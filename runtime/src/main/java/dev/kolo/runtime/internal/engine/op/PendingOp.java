@@ -31,6 +31,11 @@ public final class PendingOp extends CompletableFuture<Tensor> {
     private final OpDriver driver;
     /** Its record in the flight recorder ({@code FlightRecorder.submitted}), or -1. */
     public long flightId = -1;
+    /**
+     * When the op's result was ready, if the engine knew without reading the clock (an eager op under the flight
+     * recorder alone: its round's end), else 0 and its completion reads the clock.
+     */
+    public long doneNanos;
     /** The cache id under which it waits in the agreement rounds, or -1 (new, or sent to the coordinator). */
     public int cacheId = -1;
     /**
