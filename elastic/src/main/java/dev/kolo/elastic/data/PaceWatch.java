@@ -43,6 +43,8 @@ final class PaceWatch {
     /** The ranks' costs per sample, smoothed over the windows of this generation: what a rebalance splits by. */
     private double[] smoothed;
     private boolean leaveAsked;
+    /** Whether the shares may move (not for a partitioned sampler): what the warning promises. */
+    private boolean movable;
     private volatile double ownRatio = Double.NaN;
     private volatile int ownShare;
 
@@ -118,6 +120,7 @@ final class PaceWatch {
         Arrays.sort(ordered);
         double median = ordered[(ordered.length - 1) / 2]; // the lower one: of two ranks, the faster
         int rank = kolo.rank();
+        movable = caps != null;
         ownRatio = all[rank] / median;
         int slowest = 0;
         for (int r = 0; r < all.length; r++) {
@@ -179,7 +182,8 @@ final class PaceWatch {
     private String advice() {
         switch (policy) {
             case REBALANCE:
-                return "; moving batch share to the faster ranks (KOLO_STRAGGLER=rebalance)";
+                return movable ? "; moving batch share to the faster ranks (KOLO_STRAGGLER=rebalance)"
+                        : "; a partitioned sampler cannot move batch share between ranks, so it is only named";
             case EVICT:
                 return "; it leaves the job if it stays over " + evictRatio + "x for a window (KOLO_STRAGGLER=evict)";
             default:
