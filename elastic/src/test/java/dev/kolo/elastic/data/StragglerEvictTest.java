@@ -11,12 +11,12 @@ import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
 import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.Tensor;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -52,7 +52,7 @@ class StragglerEvictTest {
                             pause(batch.length * (slow ? 3 : 1) * 200_000L);
                             k.allreduceInPlace("evict.grad", grad, ReduceOp.SUM);
                             sampler.stepped();
-                            byStep.computeIfAbsent(step, x -> new ArrayList<>()).add(batch);
+                            byStep.computeIfAbsent(step, x -> new CopyOnWriteArrayList<>()).add(batch); // three threads add
                             step++;
                             s.set("step", step);
                             if (step % WINDOW == 0) {
