@@ -75,6 +75,8 @@ public final class ElasticSampler {
     private int[] sizes;
     private int sizesFor = -1;
     private long sizesGeneration = -1;
+    /** The largest share each rank may take in a rebalance, for the split's {@link #sizes}. */
+    private int[] caps;
     private int globalBatch;
     /** The job's size at the last {@link #batches} call: what {@link #globalBatch} was computed for. */
     private int batchesFor = -1;
@@ -182,7 +184,7 @@ public final class ElasticSampler {
         stepDriven = true;
         if (pace != null) {
             // In a generation that started since the last batches() call the shares are the split's again.
-            int[] next = pace.stepped(sizesAt(kolo.size()), partitioned ? null : caps());
+            int[] next = pace.stepped(sizesAt(kolo.size()), partitioned ? null : caps);
             if (next != null) {
                 sizes = next;
             }
@@ -264,8 +266,7 @@ public final class ElasticSampler {
     }
 
     /** The largest share each rank may take in a rebalance: the builder's bound, else twice the split's share. */
-    private int[] caps() {
-        int[] base = split.sizes(kolo.size());
+    private int[] capsFor(int[] base) {
         int[] caps = new int[base.length];
         for (int r = 0; r < base.length; r++) {
             caps[r] = maxBatch > 0 ? Math.max(maxBatch, base[r]) : 2 * base[r];
@@ -288,6 +289,7 @@ public final class ElasticSampler {
                 }
             }
             sizes = s.clone();
+            caps = capsFor(s); // once a generation: stepped() allocates nothing
             sizesFor = size;
             sizesGeneration = kolo.generation();
         }

@@ -145,6 +145,30 @@ class StragglerPolicyTest {
     }
 
     @Test
+    void unsetThePolicyIsWarn() throws Exception {
+        // No straggler(...) and no KOLO_STRAGGLER: the sampler a user builds names the slow rank and keeps the shares.
+        List<Run> ranks = new ArrayList<>(job.onAll(k -> {
+            ElasticSampler s = ElasticSampler.builder(k).name("default").split(BatchSplit.equal(PER_RANK))
+                    .shuffle(false).paceWindow(WINDOW).build();
+            Tensor grad = Tensor.allocate(dev.kolo.runtime.DType.FLOAT32, 16);
+            Iterator<int[]> it = s.batches((long) GLOBAL * (2 * WINDOW + 1));
+            for (int step = 0; step < 2 * WINDOW; step++) {
+                pause((long) (it.next().length * 200e3 * (k.rank() == 2 ? 2 : 1)));
+                k.allreduceInPlace("default.grad", grad, ReduceOp.SUM);
+                s.stepped();
+            }
+            return new Run(List.of(), List.of(s.batchSizes()), s.gradientWeight());
+        }));
+        for (Run r : ranks) {
+            assertArrayEquals(new int[] {PER_RANK, PER_RANK, PER_RANK}, r.shares().get(0));
+        }
+        for (Kolo k : job.workers) {
+            double ratio = k.meterRegistry().get("kolo.straggler.ratio").tag("sampler", "default").gauge().value();
+            assertTrue(k.rank() == 2 ? ratio > 1.3 : ratio < 1.3, "rank " + k.rank() + ": " + ratio);
+        }
+    }
+
+    @Test
     void offMeasuresNothing() throws Exception {
         List<Run> ranks = train(StragglerPolicy.OFF, "off", 2.0, 100, 2 * WINDOW);
         assertArrayEquals(new int[] {PER_RANK, PER_RANK, PER_RANK}, ranks.get(2).shares().get(2 * WINDOW - 1));
