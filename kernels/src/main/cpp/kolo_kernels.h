@@ -71,13 +71,22 @@ int kolo_convert(int dst_dtype, void* dst, int src_dtype, const void* src, int64
 /* memmove of count bytes; the benchmark's copy baseline. */
 int kolo_copy(void* dst, const void* src, int64_t count);
 
+/*
+ * Copies count bytes (the ranges must not overlap) for another core to read next: on x86-64 with
+ * non-temporal stores, which go to memory past this core's caches, then an sfence, so that a store
+ * that publishes the bytes afterwards cannot pass them. The reader then fetches the bytes from
+ * memory, at the same speed wherever the two cores sit; from this core's cache they cross at the
+ * speed of the path between the cores, which on a virtual machine changes from run to run.
+ */
+int kolo_copy_for_peer(void* dst, const void* src, int64_t count);
+
 /* Level the dispatcher uses now. */
 int kolo_isa(void);
 
 /* Caps the level at max_level (tests, or to rule out a suspect path); returns the level now in use. */
 int kolo_set_max_isa(int max_level);
 
-/* Bumped on any incompatible change of the functions above. */
+/* The library's build (NativeKernels.ABI_VERSION): bumped on any change of these sources. */
 int kolo_abi_version(void);
 
 #ifdef __cplusplus

@@ -52,6 +52,13 @@ final class JavaKernels implements Kernels {
     }
 
     @Override
+    public void copyForPeer(ByteBuffer dst, long dstByteOffset, ByteBuffer src, long srcByteOffset, long byteCount) {
+        BufferRanges.checkWrite(dst, dstByteOffset, byteCount, 1);
+        BufferRanges.checkRead(src, srcByteOffset, byteCount, 1);
+        dst.put((int) dstByteOffset, src, (int) srcByteOffset, (int) byteCount);
+    }
+
+    @Override
     public void convert(ElementType dstType, ByteBuffer dst, long dstByteOffset,
                         ElementType srcType, ByteBuffer src, long srcByteOffset, long count) {
         checkConversion(dstType, srcType);

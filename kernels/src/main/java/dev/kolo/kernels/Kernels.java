@@ -57,6 +57,18 @@ public interface Kernels {
                  ElementType srcType, ByteBuffer src, long srcByteOffset, long count);
 
     /**
+     * Copies {@code byteCount} bytes that another core reads next, as into a shared-memory ring: the native kernels
+     * store them past this core's caches (x86-64 non-temporal stores, then a store fence), so the reader fetches
+     * them from memory at the same speed wherever the two cores sit; the Java kernels copy plainly. The ranges must
+     * not overlap. Publish the bytes with a release store after this returns.
+     *
+     * @throws IllegalArgumentException if a buffer is not direct or the count is negative
+     * @throws IndexOutOfBoundsException if a range does not fit below the buffer's limit
+     * @throws java.nio.ReadOnlyBufferException if {@code dst} is read-only
+     */
+    void copyForPeer(ByteBuffer dst, long dstByteOffset, ByteBuffer src, long srcByteOffset, long byteCount);
+
+    /**
      * The kernels this process uses: those chosen by {@link #configure}, else chosen once on first use, native
      * when its library loads, otherwise the Java fallback (logging one WARN line with the reason).
      */

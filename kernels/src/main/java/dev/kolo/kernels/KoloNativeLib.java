@@ -7,7 +7,7 @@ import org.bytedeco.javacpp.annotation.Platform;
 
 /**
  * JNI bindings of the C ABI in {@code src/main/cpp/kolo_kernels.h}, generated and compiled by
- * the JavaCPP Maven plugin into {@code libjniKoloNativeLib.so}, packaged under
+ * the JavaCPP Maven plugin into {@code libjniKoloNativeLib<build>.so}, packaged under
  * {@code dev/kolo/kernels/<platform>/}.
  *
  * <p>Every kernel takes plain {@code long} addresses so a call creates no JavaCPP Pointer
@@ -15,7 +15,8 @@ import org.bytedeco.javacpp.annotation.Platform;
  * README.md). Loading happens in the static initializer, so only {@link NativeKernels} touches
  * this class, and only inside a try that turns a load failure into the Java fallback.
  */
-@Platform(include = {"kolo_kernels.h", "kolo_kernels_impl.h", "kolo_jni.h", "kolo_heap.h", "kolo_affinity.h"})
+@Platform(include = {"kolo_kernels.h", "kolo_kernels_impl.h", "kolo_jni.h", "kolo_heap.h", "kolo_affinity.h"},
+        library = "jniKoloNativeLib" + NativeKernels.ABI_VERSION)
 @NoException // the C functions never throw and never call back into Java: skip JavaCPP's try/catch
 final class KoloNativeLib {
 
@@ -38,6 +39,9 @@ final class KoloNativeLib {
                                    @Cast("int64_t") long count);
 
     static native int kolo_copy(@Cast("void*") long dst, @Cast("const void*") long src, @Cast("int64_t") long count);
+
+    static native int kolo_copy_for_peer(@Cast("void*") long dst, @Cast("const void*") long src,
+                                         @Cast("int64_t") long count);
 
     static native int kolo_isa();
 

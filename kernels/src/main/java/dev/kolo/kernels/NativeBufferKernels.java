@@ -57,6 +57,18 @@ final class NativeBufferKernels implements Kernels {
     }
 
     @Override
+    public void copyForPeer(ByteBuffer dst, long dstByteOffset, ByteBuffer src, long srcByteOffset, long byteCount) {
+        BufferRanges.checkWrite(dst, dstByteOffset, byteCount, 1);
+        BufferRanges.checkRead(src, srcByteOffset, byteCount, 1);
+        try {
+            NativeKernels.copyForPeer(addresses.of(dst) + dstByteOffset, addresses.of(src) + srcByteOffset, byteCount);
+        } finally {
+            Reference.reachabilityFence(dst);
+            Reference.reachabilityFence(src);
+        }
+    }
+
+    @Override
     public void convert(ElementType dstType, ByteBuffer dst, long dstByteOffset,
                         ElementType srcType, ByteBuffer src, long srcByteOffset, long count) {
         JavaKernels.checkConversion(dstType, srcType);

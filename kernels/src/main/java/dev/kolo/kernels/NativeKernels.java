@@ -19,7 +19,13 @@ import java.util.Optional;
  */
 public final class NativeKernels {
 
-    static final int ABI_VERSION = 1;
+    /**
+     * The native library's build: bumped on every change of {@code src/main/cpp} (NativeSourcesTest holds the
+     * sources' digest for it), and part of the library's file name. JavaCPP reuses a library it extracted before when
+     * the jar's name, the file's size and its time stamp match, and a reproducible build stamps every jar entry with
+     * the same time: without the build in the name, a rebuilt {@code worker.jar} could run the old library.
+     */
+    static final int ABI_VERSION = 2;
     private static final String[] ISA_NAMES = {"scalar", "avx2", "avx512"};
 
     /** Null when the library loaded; otherwise why it did not. */
@@ -103,6 +109,12 @@ public final class NativeKernels {
     public static void copy(long dstAddress, long srcAddress, long byteCount) {
         requireAvailable();
         check(KoloNativeLib.kolo_copy(dstAddress, srcAddress, byteCount));
+    }
+
+    /** {@link Kernels#copyForPeer} on raw memory: the ranges must not overlap. */
+    public static void copyForPeer(long dstAddress, long srcAddress, long byteCount) {
+        requireAvailable();
+        check(KoloNativeLib.kolo_copy_for_peer(dstAddress, srcAddress, byteCount));
     }
 
     /** Caps the instruction-set level (a worker's KOLO_KERNELS_ISA; tests pin the scalar path); returns the level in use. */
