@@ -177,6 +177,20 @@ public final class Settings {
             .describe("bytes of each direction's ring between two co-located ranks; each connection between them "
                     + "takes a segment of twice that under /dev/shm, which counts against a pod's memory");
 
+    public static final Setting<String> SHM_STREAM = oneOf("KOLO_SHM_STREAM", "--shm-stream", "auto", "auto",
+            "always", "never")
+            .describe("how a rank copies large pieces into a shared-memory ring: `always` with stores that bypass its "
+                    + "caches, so that the peer reads them from memory at the same speed wherever the two cores sit; "
+                    + "`never` plainly, so that the peer reads them from the writer's cache, faster where the cores "
+                    + "share one and up to 7x slower where they do not (on a virtual machine this changes from run to "
+                    + "run); `auto` as the reader measures cheaper, tried again every half second");
+
+    public static final Setting<Integer> SHM_STREAM_BYTES = Setting.named("KOLO_SHM_STREAM_BYTES", Integer::valueOf)
+            .flag("--shm-stream-bytes").byDefault(32768)
+            .accepts("a whole number of bytes from 64", v -> v >= 64)
+            .describe("smallest piece of a copy into a shared-memory ring that KOLO_SHM_STREAM may stream past the "
+                    + "writer's caches; below it a plain copy is faster wherever the cores sit");
+
     public static final Setting<String> CPU_BIND = oneOf("KOLO_CPU_BIND", "--cpu-bind", "auto", "auto", "off")
             .describe("ranks of one host (several workers on one machine or in one pod): `auto` binds each rank's "
                     + "process to its own equal share of the CPUs the process may use, as `mpirun --bind-to` does, "

@@ -17,6 +17,7 @@ import dev.kolo.runtime.internal.security.TlsMaterial;
 import dev.kolo.runtime.internal.transport.connect.Endpoint;
 import dev.kolo.runtime.internal.transport.connect.PeerAddress;
 import dev.kolo.runtime.internal.transport.connect.TransportOptions;
+import dev.kolo.runtime.internal.transport.shm.PeerCopy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,6 +52,8 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                 .tls(tls == null ? null : tls.context())
                 .sharedMemory(config.get(Settings.SHM))
                 .sharedMemoryBytes(config.get(Settings.SHM_BYTES))
+                .peerCopy(new PeerCopy(kernels, PeerCopy.Mode.of(config.get(Settings.SHM_STREAM)),
+                        config.get(Settings.SHM_STREAM_BYTES)))
                 .build();
         this.algorithms = AllreduceAlgorithms.of(AllreduceAlgorithms.DIRECT_MAX_BYTES,
                 AllreduceAlgorithms.DIRECT_MAX_RANKS, config.get(Settings.RECURSIVE_DOUBLING_MAX_BYTES), config.get(Settings.RABENSEIFNER_MAX_BYTES));

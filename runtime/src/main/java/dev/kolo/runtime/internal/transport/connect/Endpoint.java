@@ -139,7 +139,7 @@ public final class Endpoint implements AutoCloseable {
                 g.awaitAck(connected[r], r);
                 openMesh(g, rank, l, r, connected, accepted);
                 shared = new SharedMemoryUpgrade(job, generation, rank, ps.stream().map(PeerAddress::toString).toList(),
-                        ps.stream().map(PeerAddress::host).toList(), options.sharedMemory(), options.sharedMemoryBytes(),
+                        ps.stream().map(PeerAddress::host).toList(), options.sharedMemory(), options.sharedMemoryBytes(), options.peerCopy(),
                         options.sharedMemoryDir(), g.deadlineNanos()).run(connected, accepted, g::offered,
                         g::peerOffered, transport);
                 left = new Link(accepted[l], l, ps.get(l).host());

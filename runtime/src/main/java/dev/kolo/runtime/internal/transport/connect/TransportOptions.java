@@ -1,5 +1,8 @@
 package dev.kolo.runtime.internal.transport.connect;
 
+import dev.kolo.kernels.Kernels;
+import dev.kolo.runtime.Settings;
+import dev.kolo.runtime.internal.transport.shm.PeerCopy;
 import java.time.Duration;
 import java.util.Objects;
 import javax.net.ssl.SSLContext;
@@ -15,11 +18,13 @@ public final class TransportOptions {
     private final boolean sharedMemory;
     private final int sharedMemoryBytes;
     private final java.nio.file.Path sharedMemoryDir;
+    private final PeerCopy peerCopy;
 
     private TransportOptions(Builder b) {
         this.sharedMemory = b.sharedMemory;
         this.sharedMemoryBytes = b.sharedMemoryBytes;
         this.sharedMemoryDir = b.sharedMemoryDir;
+        this.peerCopy = b.peerCopy;
         this.tls = b.tls;
         this.authenticationKey = b.authenticationKey;
         this.progressTimeout = b.progressTimeout;
@@ -85,6 +90,11 @@ public final class TransportOptions {
         return sharedMemoryBytes;
     }
 
+    /** @return how a rank copies bytes into the shared-memory rings it writes */
+    public PeerCopy peerCopy() {
+        return peerCopy;
+    }
+
     /** @return where shared-memory segments are made (a tmpfs) */
     public java.nio.file.Path sharedMemoryDir() {
         return sharedMemoryDir;
@@ -106,6 +116,8 @@ public final class TransportOptions {
         private boolean sharedMemory = true;
         private int sharedMemoryBytes = DEFAULT_SHARED_MEMORY_BYTES;
         private java.nio.file.Path sharedMemoryDir = DEFAULT_SHARED_MEMORY_DIR;
+        private PeerCopy peerCopy = new PeerCopy(Kernels.get(), PeerCopy.Mode.of(Settings.SHM_STREAM.defaultValue()),
+                Settings.SHM_STREAM_BYTES.defaultValue());
 
         private Builder() {
         }
@@ -135,6 +147,12 @@ public final class TransportOptions {
                         + dev.kolo.runtime.internal.transport.shm.SharedRing.MAX_CAPACITY + ": " + bytes);
             }
             this.sharedMemoryBytes = bytes;
+            return this;
+        }
+
+        /** @param copy how a rank copies bytes into the shared-memory rings it writes @return this */
+        public Builder peerCopy(PeerCopy copy) {
+            this.peerCopy = Objects.requireNonNull(copy, "peerCopy");
             return this;
         }
 

@@ -53,6 +53,7 @@ public final class SharedMemoryUpgrade {
     /** This rank has shared memory on ({@code KOLO_SHM}). */
     private final boolean enabled;
     private final int ringBytes;
+    private final PeerCopy copy;
     private final Path dir;
     private final long deadlineNanos;
 
@@ -61,11 +62,12 @@ public final class SharedMemoryUpgrade {
      * @param hosts each rank's host
      * @param enabled whether this rank has shared memory on
      * @param ringBytes the capacity of each ring this rank creates
+     * @param copy how this rank copies bytes into the rings it writes
      * @param dir where segments are made ({@code /dev/shm})
      * @param deadlineNanos when the generation's connect deadline passes ({@link System#nanoTime()})
      */
     public SharedMemoryUpgrade(String job, long generation, int rank, List<String> peers, List<String> hosts,
-            boolean enabled, int ringBytes, Path dir, long deadlineNanos) {
+            boolean enabled, int ringBytes, PeerCopy copy, Path dir, long deadlineNanos) {
         this.job = job;
         this.generation = generation;
         this.rank = rank;
@@ -73,6 +75,7 @@ public final class SharedMemoryUpgrade {
         this.hosts = hosts;
         this.enabled = enabled;
         this.ringBytes = ringBytes;
+        this.copy = copy;
         this.dir = dir;
         this.deadlineNanos = deadlineNanos;
     }
@@ -111,7 +114,7 @@ public final class SharedMemoryUpgrade {
                     SharedSegment s = answer(accepted[j], j);
                     if (s != null) {
                         transport.releaseWith(s);
-                        accepted[j] = s.wire(accepted[j].socket(), false);
+                        accepted[j] = s.wire(accepted[j].socket(), false, copy);
                         shared.add(j);
                     }
                 }
@@ -122,7 +125,7 @@ public final class SharedMemoryUpgrade {
                     made[j] = null;
                     if (accepted(connected[j], j, s)) {
                         transport.releaseWith(s);
-                        connected[j] = s.wire(connected[j].socket(), true);
+                        connected[j] = s.wire(connected[j].socket(), true, copy);
                         if (!shared.contains(j)) {
                             shared.add(j);
                         }

@@ -14,9 +14,13 @@ import java.nio.ByteOrder;
  *
  * <pre>
  *   +0    tail            bytes ever written (writer's; release on publish)
+ *   +8    streaming       the writer streams its large pieces past its caches now (writer's; changes rarely)
  *   +64   writersWaiting  threads of the writer's process parked for room (writer's side)
  *   +128  head            bytes ever read (reader's; release on consume)
  *   +192  readersWaiting  threads of the reader's process parked for bytes (reader's side)
+ *   +196  readPlain       the reader's cost per byte of reading plainly written pieces (float; reader's side,
+ *   +200  readStreamed    and of streamed ones: written every few large reads, on the line the writer reads after
+ *                         every write anyway)
  *   +256  data            capacity bytes, a power of two; byte i of the stream at i mod capacity
  * </pre>
  *
@@ -31,6 +35,9 @@ public final class SharedRing {
     private static final int WRITERS_WAITING = 64;
     private static final int HEAD = 128;
     private static final int READERS_WAITING = 192;
+    private static final int STREAMING = 8;
+    private static final int READ_PLAIN = 196;
+    private static final int READ_STREAMED = 200;
     /** Smallest data region: the largest frame posted without waiting for the peer (a direct exchange) fits. */
     public static final int MIN_CAPACITY = 64 * 1024;
     /** Largest data region, so that a segment of two rings stays well within one mapping. */
@@ -43,6 +50,12 @@ public final class SharedRing {
     private final ByteBuffer data;
     private final int capacity;
     private final int mask;
+    private final PeerCopy copy;
+    /** Copies of at least this many bytes are timed for the choice of way ({@code KOLO_SHM_STREAM=auto}); 0: none. */
+    private final int timedFromBytes;
+    /** The writer's way of copying (auto only), and the reader's costs it weighs. */
+    private final StreamingChoice choice;
+    private final CopyCosts reads;
     /** The writer's copy of tail, or the reader's copy of head: only this side moves it. */
     private long own;
     /** The last value of the other side's cursor this side read: refreshed only when it seems to block. */
@@ -63,6 +76,17 @@ public final class SharedRing {
      * @param writer whether this side writes (else it reads)
      */
     public SharedRing(ByteBuffer region, int offset, int capacity, boolean writer) {
+        this(region, offset, capacity, writer, PeerCopy.plain());
+    }
+
+    /**
+     * @param region {@code CONTROL_BYTES + capacity} bytes of a mapping (direct, 64-byte aligned); its position and
+     *        limit are ignored
+     * @param capacity a power of two from {@link #MIN_CAPACITY} to {@link #MAX_CAPACITY}
+     * @param writer whether this side writes (else it reads)
+     * @param copy how the writer copies bytes in
+     */
+    public SharedRing(ByteBuffer region, int offset, int capacity, boolean writer, PeerCopy copy) {
         if (Integer.bitCount(capacity) != 1 || capacity < MIN_CAPACITY || capacity > MAX_CAPACITY) {
             throw new IllegalArgumentException("ring capacity must be a power of two from " + MIN_CAPACITY + " to "
                     + MAX_CAPACITY + ": " + capacity);
@@ -71,6 +95,10 @@ public final class SharedRing {
         this.data = region.slice(offset + CONTROL_BYTES, capacity).order(ByteOrder.LITTLE_ENDIAN); // the kernels read it in place
         this.capacity = capacity;
         this.mask = capacity - 1;
+        this.copy = copy;
+        this.timedFromBytes = copy.timedFromBytes();
+        this.choice = writer && timedFromBytes > 0 ? new StreamingChoice() : null;
+        this.reads = !writer && timedFromBytes > 0 ? new CopyCosts() : null;
         if (writer) {
             own = (long) LONGS.getVolatile(control, TAIL);
             seen = (long) LONGS.getVolatile(control, HEAD);
@@ -106,12 +134,14 @@ public final class SharedRing {
             room -= pad;
             frameStart = false;
         }
+        boolean streaming = choice != null && choice.streaming();
+        long start = choice != null && largest(srcs, offset, length) >= timedFromBytes ? System.nanoTime() : 0;
         long written = 0;
         for (int i = offset; i < offset + length && room > 0; i++) {
             ByteBuffer src = srcs[i];
             int n = (int) Math.min(src.remaining(), room);
             if (n > 0) {
-                copyIn(src, n);
+                copyIn(src, n, streaming);
                 written += n;
                 room -= n;
             }
@@ -120,16 +150,36 @@ public final class SharedRing {
             // Volatile, not merely release: the look at the reader's counter that follows must not move before it.
             LONGS.setVolatile(control, TAIL, own);
         }
+        if (start != 0 && written >= timedFromBytes) {
+            long now = System.nanoTime();
+            if (choice.wrote(written, now - start, now, readCost(READ_PLAIN), readCost(READ_STREAMED))) {
+                INTS.setRelease(control, STREAMING, choice.streaming() ? 1 : 0);
+            }
+        }
         return written;
     }
 
-    private void copyIn(ByteBuffer src, int n) {
+    private static long largest(ByteBuffer[] buffers, int offset, int length) {
+        long most = 0;
+        for (int i = offset; i < offset + length; i++) {
+            most = Math.max(most, buffers[i].remaining());
+        }
+        return most;
+    }
+
+    /** @return the reader's last published cost per byte at {@code at}, NaN if none yet */
+    private float readCost(int at) {
+        int bits = (int) INTS.getOpaque(control, at);
+        return bits == 0 ? Float.NaN : Float.intBitsToFloat(bits);
+    }
+
+    private void copyIn(ByteBuffer src, int n, boolean streaming) {
         int at = (int) (own & mask);
         int first = Math.min(n, capacity - at);
         int p = src.position();
-        data.put(at, src, p, first);
+        copy.copy(data, at, src, p, first, streaming);
         if (first < n) {
-            data.put(0, src, p + first, n - first);
+            copy.copy(data, 0, src, p + first, n - first, streaming);
         }
         src.position(p + n);
         own += n;
@@ -175,6 +225,7 @@ public final class SharedRing {
             available -= pad;
             frameStart = false;
         }
+        long start = reads != null && available >= timedFromBytes ? System.nanoTime() : 0;
         long read = 0;
         for (int i = offset; i < offset + length && available > 0; i++) {
             ByteBuffer dst = dsts[i];
@@ -187,6 +238,14 @@ public final class SharedRing {
         }
         if (read > 0) {
             LONGS.setVolatile(control, HEAD, own);
+        }
+        if (start != 0 && read >= timedFromBytes) {
+            long now = System.nanoTime();
+            boolean streamed = (int) INTS.getOpaque(control, STREAMING) != 0;
+            if (reads.copied(streamed, read, now - start, now)) {
+                INTS.setRelease(control, streamed ? READ_STREAMED : READ_PLAIN, Float.floatToRawIntBits(
+                        (float) reads.cost(streamed)));
+            }
         }
         return read;
     }

@@ -41,7 +41,7 @@ public final class SharedSegment implements AutoCloseable {
     /** Every segment's file name starts with this. */
     public static final String PREFIX = "kolo-";
     static final long MAGIC = 0x314D48534F4C4F4BL; // "KOLOSHM1", little-endian
-    static final int VERSION = 3;
+    static final int VERSION = 4;
     static final int HEADER_BYTES = 64;
     public static final int TOKEN_BYTES = 16;
     private static final int MAGIC_AT = 0;
@@ -235,12 +235,13 @@ public final class SharedSegment implements AutoCloseable {
      *
      * @param socket the authenticated data connection between them: doorbell and watch
      * @param creator whether this rank created the segment (it writes ring 0)
+     * @param copy how this rank copies bytes into the ring it writes
      */
-    public SharedMemoryWire wire(SocketChannel socket, boolean creator) {
+    public SharedMemoryWire wire(SocketChannel socket, boolean creator, PeerCopy copy) {
         int first = HEADER_BYTES;
         int second = (int) (HEADER_BYTES + SharedRing.footprint(capacity));
-        SharedRing ring0 = new SharedRing(mapping.buffer, first, capacity, creator);
-        SharedRing ring1 = new SharedRing(mapping.buffer, second, capacity, !creator);
+        SharedRing ring0 = new SharedRing(mapping.buffer, first, capacity, creator, copy);
+        SharedRing ring1 = new SharedRing(mapping.buffer, second, capacity, !creator, copy);
         return creator ? new SharedMemoryWire(socket, ring1, ring0) : new SharedMemoryWire(socket, ring0, ring1);
     }
 

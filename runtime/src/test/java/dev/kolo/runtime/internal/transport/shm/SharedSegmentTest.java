@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import dev.kolo.kernels.Kernels;
 import dev.kolo.testing.ChildJvms;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -78,8 +79,9 @@ class SharedSegmentTest {
                 try (ServerSocketChannel server = ServerSocketChannel.open().bind(null);
                         SocketChannel a = SocketChannel.open(server.getLocalAddress());
                         SocketChannel b = server.accept()) {
-                    SharedMemoryWire creatorSide = created.wire(a, true);
-                    SharedMemoryWire openerSide = opened.wire(b, false);
+                    PeerCopy streamed = new PeerCopy(Kernels.get(), PeerCopy.Mode.ALWAYS, 64); // the 100 bytes go past the cache
+                    SharedMemoryWire creatorSide = created.wire(a, true, streamed);
+                    SharedMemoryWire openerSide = opened.wire(b, false, streamed);
                     ByteBuffer out = ByteBuffer.allocateDirect(100);
                     for (int i = 0; i < 100; i++) {
                         out.put((byte) i);
