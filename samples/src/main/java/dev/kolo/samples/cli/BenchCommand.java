@@ -2,6 +2,7 @@ package dev.kolo.samples.cli;
 
 import dev.kolo.samples.bench.BenchAllocCommand;
 import dev.kolo.samples.bench.BenchAllreduceCommand;
+import dev.kolo.samples.bench.BenchCeilingCommand;
 import dev.kolo.samples.bench.BenchCheckpointCommand;
 import dev.kolo.samples.bench.BenchElasticCommand;
 import dev.kolo.samples.bench.BenchJitterCommand;
@@ -22,7 +23,8 @@ import picocli.CommandLine.Command;
         subcommands = {BenchKernelsCommand.class, BenchAllreduceCommand.class, BenchScalingCommand.class,
                 BenchElasticCommand.class, BenchSoakCommand.class, BenchChaosCommand.class, BenchTensorsCommand.class,
                 BenchCheckpointCommand.class, BenchJitterCommand.class, BenchAllocCommand.class,
-                BenchModelCommand.class, BenchStepCommand.class, BenchStragglerCommand.class})
+                BenchModelCommand.class, BenchStepCommand.class, BenchStragglerCommand.class,
+                BenchCeilingCommand.class})
 final class BenchCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -31,6 +33,6 @@ final class BenchCommand implements Runnable {
     public void run() {
         throw new picocli.CommandLine.ParameterException(spec.commandLine(),
                 "name a benchmark: kernels, allreduce, scaling, tensors, elastic, soak, chaos, checkpoint, jitter, "
-                        + "alloc or model");
+                        + "alloc, model, step, straggler or ceiling");
     }
 }
