@@ -191,6 +191,20 @@ public final class Settings {
             .describe("smallest piece of a copy into a shared-memory ring that KOLO_SHM_STREAM may stream past the "
                     + "writer's caches; below it a plain copy is faster wherever the cores sit");
 
+    /** Longest a wait may poll before it parks: {@link #POLL_TIME}'s bound. */
+    public static final Duration MAX_POLL_TIME = Duration.ofSeconds(1);
+
+    public static final Setting<Duration> POLL_TIME = Setting.named("KOLO_POLL_TIME", v -> fromUnits(v, 1e6))
+            .flag("--poll-time").byDefault(Duration.ofMillis(30), "30 ms")
+            .accepts("a number of milliseconds from 0 to " + MAX_POLL_TIME.toMillis(),
+                    v -> !v.isNegative() && v.compareTo(MAX_POLL_TIME) <= 0)
+            .shownAs(v -> v.toNanos() / 1e6 + " ms")
+            .describe("how long a rank waiting for its peers polls (spinning, then yielding its core) before it "
+                    + "parks, where each of the host's ranks has a core of its own: a parked rank wakes late where "
+                    + "idle CPUs halt (0.3-3 ms on a virtual machine), and a training step's ranks wait for each "
+                    + "other milliseconds at a time; ranks that outnumber the cores poll at most 1 ms, since a "
+                    + "poller takes the core its peer needs");
+
     public static final Setting<String> CPU_BIND = oneOf("KOLO_CPU_BIND", "--cpu-bind", "auto", "auto", "off")
             .describe("ranks of one host (several workers on one machine or in one pod): `auto` binds each rank's "
                     + "process to its own equal share of the CPUs the process may use, as `mpirun --bind-to` does, "

@@ -1,9 +1,11 @@
 package dev.kolo.runtime;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.kolo.testing.Conditions;
 import java.lang.management.ManagementFactory;
@@ -91,6 +93,62 @@ class InterruptedWaitTest {
     }
 
     /** The reported defect: the engine wrote the sum into the tensor of a caller that had been interrupted. */
+    /**
+     * Where each rank has a core of its own (two ranks in this JVM, on a machine of two or more cores), a caller
+     * waiting for its peer polls for KOLO_POLL_TIME (30 ms by default) before it parks: a training step's ranks wait
+     * for each other milliseconds at a time, and a parked rank wakes late where idle CPUs halt.
+     */
+    @Test
+    void aWaitPollsForThePollTimeThenParks() throws Exception {
+        assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "needs a core for each of the two ranks");
+        // Once submitted by both, the tensor is cached: the ranks agree on it on the data plane, as a training
+        // step's tensors are agreed, and that wait polls (a new tensor's wait is for the coordinator's answer).
+        job.onAll(k -> k.allreduce("late.polled", one(), ReduceOp.SUM));
+        CompletableFuture<Tensor> late = new CompletableFuture<>();
+        Thread waiter = new Thread(() -> {
+            try {
+                late.complete(byRank.get(0).allreduce("late.polled", one(), ReduceOp.SUM));
+            } catch (Throwable e) {
+                late.completeExceptionally(e);
+            }
+        }, "polling-waiter");
+        waiter.start();
+        awaitInKolosWait(waiter);
+        // The first and the last time the waiter is seen polling before it is seen parked: samples can only
+        // narrow that span, so a poll of 1 ms cannot pass for one of 30.
+        long firstPoll = 0;
+        long lastPoll = 0;
+        long guard = System.nanoTime() + GUARD_NANOS;
+        while (System.nanoTime() - guard < 0) {
+            ThreadInfo info = ManagementFactory.getThreadMXBean().getThreadInfo(new long[] {waiter.getId()}, false,
+                    false, 8)[0];
+            long now = System.nanoTime();
+            if (info != null && polling(info)) {
+                firstPoll = firstPoll == 0 ? now : firstPoll;
+                lastPoll = now;
+            } else if (firstPoll != 0 && info != null && blocked(info)) {
+                break;
+            }
+            Thread.sleep(0, 200_000); // the sampling period, not a wait for a condition
+        }
+        assertTrue(firstPoll != 0, "the waiter was never seen polling");
+        awaitParked(waiter);
+        assertEquals(2f, byRank.get(1).allreduce("late.polled", one(), ReduceOp.SUM).toFloatArray()[0]);
+        assertEquals(2f, late.get(GUARD_NANOS, TimeUnit.NANOSECONDS).toFloatArray()[0]);
+        long polledMillis = TimeUnit.NANOSECONDS.toMillis(lastPoll - firstPoll);
+        assertTrue(polledMillis >= 10, "the waiter polled for " + polledMillis + " ms before it parked, not for "
+                + "KOLO_POLL_TIME's " + Settings.POLL_TIME.defaultValue().toMillis() + " ms");
+    }
+
+    private static boolean polling(ThreadInfo info) {
+        for (StackTraceElement e : info.getStackTrace()) {
+            if (e.getClassName().endsWith(".IdleStrategy") && e.getMethodName().equals("poll")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Test
     void anInterruptedInPlaceAllreduceNeverWritesTheCallersTensor() throws Exception {
         Tensor mine = direct(1, 2, 3, 4);

@@ -43,6 +43,7 @@ class SettingsEdgeValuesTest {
             new Family(Settings.STALL_SHUTDOWN, "2592001", true),
             new Family(Settings.ELASTIC_TIMEOUT, "2592001", false),
             new Family(Settings.CYCLE_TIME, "1001", true),
+            new Family(Settings.POLL_TIME, "1001", true),
             new Family(Settings.FUSION_THRESHOLD, "2147483648", true),
             new Family(Settings.CACHE_CAPACITY, "16777217", true),
             new Family(Settings.RECURSIVE_DOUBLING_MAX_BYTES, "16777217", true),

@@ -1,8 +1,10 @@
 package dev.kolo.runtime.internal.wiring;
 
+import dev.kolo.runtime.Settings;
 import dev.kolo.runtime.internal.collectives.DataPlane;
 import dev.kolo.runtime.internal.control.ControlMessage.Assignment;
 import dev.kolo.runtime.internal.control.WorkerInfo;
+import java.time.Duration;
 
 /** Opens the data plane of one generation: a ring over the workers of the assignment, or the fast path of one. */
 public interface DataPlaneFactory {
@@ -21,6 +23,14 @@ public interface DataPlaneFactory {
      */
     default int hostCpus() {
         return Runtime.getRuntime().availableProcessors();
+    }
+
+    /**
+     * @return how long a wait polls before it parks where each of the host's ranks has a core of its own
+     *         ({@code KOLO_POLL_TIME})
+     */
+    default Duration pollTime() {
+        return Settings.POLL_TIME.defaultValue();
     }
 
     /**

@@ -38,6 +38,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
     private final AllreduceAlgorithms algorithms;
     private final Hierarchy hierarchy;
     private final CpuBinding cpuBinding;
+    private final Duration pollTime;
 
     /** @param tls this worker's TLS material, or null for plaintext data connections */
     public DataPlanes(KoloConfig config, DataPlaneListener listener, TlsMaterial tls) {
@@ -59,6 +60,7 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
                 AllreduceAlgorithms.DIRECT_MAX_RANKS, config.get(Settings.RECURSIVE_DOUBLING_MAX_BYTES), config.get(Settings.RABENSEIFNER_MAX_BYTES));
         this.hierarchy = Hierarchy.of(config.get(Settings.HIERARCHICAL));
         this.cpuBinding = CpuBinding.of(config.get(Settings.CPU_BIND));
+        this.pollTime = config.get(Settings.POLL_TIME);
         this.transport = Endpoint.start(listener.channel(), config.get(Settings.JOB), options);
         LOG.info("data plane on port {} with {} kernels{}", listener.port(), kernels.name(), tls == null ? ""
                 : ", TLS " + TlsMaterial.PROTOCOL);
@@ -106,6 +108,11 @@ public final class DataPlanes implements DataPlaneFactory, AutoCloseable {
      */
     public void bindCpus(ControlMessage.Assignment assignment, WorkerInfo self) {
         cpuBinding.apply(self, assignment.workers());
+    }
+
+    @Override
+    public Duration pollTime() {
+        return pollTime;
     }
 
     @Override
