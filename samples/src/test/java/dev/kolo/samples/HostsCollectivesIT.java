@@ -1,10 +1,15 @@
 package dev.kolo.samples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.samples.netns.NetnsLab;
 import dev.kolo.testing.ChildJvms;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -45,6 +50,8 @@ class HostsCollectivesIT {
             env.put("KOLO_MEMBERS", String.join(",", members));
             env.put("KOLO_JOB_SECRET", UUID.randomUUID().toString() + UUID.randomUUID());
             env.put("KOLO_METRICS_PORT", "0");
+            Path traces = Files.createTempDirectory("hosts-timeline");
+            env.put("KOLO_TIMELINE", traces.resolve("trace-{rank}.json").toString());
             for (int h = 0; h < HOSTS; h++) {
                 for (int l = 0; l < PER_HOST; l++) {
                     Map<String, String> e = new HashMap<>(env);
@@ -74,6 +81,38 @@ class HostsCollectivesIT {
             for (int i = 0; i < HOSTS * PER_HOST; i++) {
                 assertEquals(0, workers.waitExit(i, 30), "worker " + i + "\n" + transcript);
             }
+            for (int rank = 0; rank < HOSTS * PER_HOST; rank++) {
+                assertPhasesAcrossHosts(new JsonArray(Files.readString(traces.resolve("trace-" + rank + ".json"))));
+            }
+        }
+    }
+
+    /**
+     * The timeline shows where an allreduce across hosts spends its time: each exchange between hosts lies between the
+     * reduce-scatter and the allgather within the host, end to start, on the tensor's track (timestamps in
+     * microseconds since the epoch, which a double holds to a quarter of one).
+     */
+    private static void assertPhasesAcrossHosts(JsonArray events) {
+        List<JsonObject> spans = new ArrayList<>();
+        for (int i = 0; i < events.size(); i++) {
+            JsonObject e = events.getJsonObject(i);
+            if ("X".equals(e.getString("ph"))) {
+                spans.add(e);
+            }
+        }
+        List<JsonObject> crossings = spans.stream().filter(e -> "ALLREDUCE_ACROSS_HOSTS".equals(e.getString("name")))
+                .toList();
+        assertFalse(crossings.isEmpty(), "no ALLREDUCE_ACROSS_HOSTS phase in the timeline");
+        for (JsonObject c : crossings) {
+            double start = c.getDouble("ts");
+            double end = start + c.getDouble("dur");
+            assertTrue(spans.stream().anyMatch(e -> "REDUCE_SCATTER".equals(e.getString("name"))
+                    && e.getValue("tid").equals(c.getValue("tid"))
+                    && Math.abs(e.getDouble("ts") + e.getDouble("dur") - start) < 1), "no REDUCE_SCATTER ending where "
+                    + c + " starts");
+            assertTrue(spans.stream().anyMatch(e -> "ALLGATHER".equals(e.getString("name"))
+                    && e.getValue("tid").equals(c.getValue("tid")) && Math.abs(e.getDouble("ts") - end) < 1),
+                    "no ALLGATHER starting where " + c + " ends");
         }
     }
 }

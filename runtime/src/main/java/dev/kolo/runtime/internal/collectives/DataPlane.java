@@ -38,6 +38,14 @@ public interface DataPlane extends AutoCloseable {
     }
 
     /**
+     * When the last {@link #allreduce} across hosts moved from its exchange between hosts to its allgather within the
+     * host ({@link System#nanoTime()}), or -1 when it ran no such phase; for the timeline.
+     */
+    default long lastCrossHostEndNanos() {
+        return -1;
+    }
+
+    /**
      * {@code buf} holds every rank's block back to back, block r being {@code bytesPerRank[r]} long; this
      * rank has filled its own, and on return all blocks are filled.
      */

@@ -62,6 +62,7 @@ public final class HierarchicalAllreduce implements Algorithm {
     public void run(OpDescription d) {
         int esize = d.dtype.byteSize();
         d.reduceScatterEndNanos = -1;
+        d.crossHostEndNanos = -1;
         if (d.prescale != 1.0) {
             d.region.scale(local.reducer, d.dtype, d.offset, d.offset + d.count * esize, d.prescale);
         }
@@ -95,6 +96,7 @@ public final class HierarchicalAllreduce implements Algorithm {
                 crossing.clear();
             }
         }
+        d.crossHostEndNanos = System.nanoTime();
         if (hostRanks > 1) {
             setBounds(bounds, hostRanks, d.offset, d.count, esize);
             local.schedule.configure(d.region, 0, false, true, d.dtype, elementWise, 1.0);

@@ -38,6 +38,11 @@ public final class OpDescription {
     int[] recvBounds;
     /** Set by the algorithm: when its reduce-scatter phase ended (System.nanoTime), or -1 when it has none. */
     public long reduceScatterEndNanos = -1;
+    /**
+     * Set by an allreduce across hosts: when its exchange between hosts ended and its allgather within the host began
+     * (System.nanoTime), or -1 when it has none.
+     */
+    public long crossHostEndNanos = -1;
 
     /** Starts the description of op {@code seq}: every other field back to its default. */
     public OpDescription of(long seq) {
@@ -52,6 +57,7 @@ public final class OpDescription {
         postscale = 1.0;
         root = 0;
         reduceScatterEndNanos = -1;
+        crossHostEndNanos = -1;
         return this;
     }
 

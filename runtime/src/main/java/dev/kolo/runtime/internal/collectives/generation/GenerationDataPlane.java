@@ -56,15 +56,16 @@ public final class GenerationDataPlane implements DataPlane {
     private final Reducer reducer;
     /** The generation's algorithms, built once, and which takes which call. */
     private final AlgorithmTable algorithms;
-    /** The call in progress, filled anew for each (one op at a time on a plane). */
+    /**
+     * The call in progress, filled anew for each (one op at a time on a plane); its phase marks stay after it, for
+     * the timeline.
+     */
     private final OpDescription call = new OpDescription();
     private final ContiguousRegion contiguous = new ContiguousRegion();
     private final SegmentedRegion segmented = new SegmentedRegion();
     private final int[] sendBounds;
     private final int[] recvBounds;
     private final ByteBuffer barrierBuffer;
-    /** Set by the last allreduce, read by the timeline; -1 when it took no ring path. */
-    private long lastReduceScatterEndNanos = -1;
     /** The algorithm of the last call, for the flight recorder; read on the calling thread. */
     private Algorithm lastAlgorithm;
     private final BufferViews first = new BufferViews();
@@ -185,7 +186,7 @@ public final class GenerationDataPlane implements DataPlane {
         RegionChecks.checkAllreduce(buffer, offset, count, dtype, op);
         links.checkOpen();
         BufferViews v = first.of(buffer);
-        lastReduceScatterEndNanos = -1;
+        call.of(seq); // no phase marks from an earlier op
         if (size() == 1 || count == 0) {
             if (count > 0) {
                 scaleLocally(v.read, offset, dtype, count, prescale,
@@ -198,7 +199,6 @@ public final class GenerationDataPlane implements DataPlane {
         call.of(seq).buffers(v.write, v.read, contiguous.of(v.write, v.read)).elements(offset, count, dtype)
                 .reduce(op, prescale, postscale);
         run(algorithms.allreduce(bytes, true, op));
-        lastReduceScatterEndNanos = call.reduceScatterEndNanos;
     }
 
     /**
@@ -215,7 +215,7 @@ public final class GenerationDataPlane implements DataPlane {
             DType dtype, ReduceOp op, double prescale, double postscale) {
         long total = RegionChecks.checkSegments(sendViews, views, lengths, segments, dtype, op);
         links.checkOpen();
-        lastReduceScatterEndNanos = -1;
+        call.of(seq); // no phase marks from an earlier op
         if (size() == 1 || total == 0) {
             double finalScale = op == ReduceOp.AVERAGE ? postscale / size() : postscale;
             for (int s = 0; s < segments && total > 0; s++) {
@@ -232,7 +232,6 @@ public final class GenerationDataPlane implements DataPlane {
         }
         call.reduce(op, prescale, postscale);
         run(algorithms.allreduce(total, false, op));
-        lastReduceScatterEndNanos = call.reduceScatterEndNanos;
     }
 
     /** Runs the described call with {@code algorithm}; a failure ends the generation. Lets go of the call's buffers. */
@@ -266,7 +265,12 @@ public final class GenerationDataPlane implements DataPlane {
      */
     @Override
     public long lastReduceScatterEndNanos() {
-        return lastReduceScatterEndNanos;
+        return call.reduceScatterEndNanos;
+    }
+
+    @Override
+    public long lastCrossHostEndNanos() {
+        return call.crossHostEndNanos;
     }
 
     /** Allreduce of {@code buffer[0, count * dtype.byteSize())}, see {@link #allreduce(long, ByteBuffer, int, int, DType, ReduceOp, double, double)}. */

@@ -43,8 +43,8 @@ public final class Engine {
      *
      * @param pollTime {@code KOLO_POLL_TIME}: where each rank has a core of its own, polling costs nothing its peers
      *        need, and a rank of a training step that waits milliseconds for the slowest rank would otherwise park
-     *        and wake late (measured: DJL cnn at np 2 on 2 cores, 0.80 of the ceiling parking after 1 ms, 0.87
-     *        polling for 30 ms)
+     *        and wake late (measured: DJL cnn at np 2 on 2 cores, medians of seven interleaved rounds, 0.84 of
+     *        the ceiling parking after 1 ms, 0.89 polling for 30 ms)
      * @param sharing ranks given the same CPUs as this one
      * @param cores those CPUs
      */

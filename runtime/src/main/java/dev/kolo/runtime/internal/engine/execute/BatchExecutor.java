@@ -204,7 +204,12 @@ public final class BatchExecutor {
                 }
                 if (p.splitNanos >= 0) {
                     timeline.span(name, "REDUCE_SCATTER", p.opStart, p.splitNanos, p.transport);
-                    timeline.span(name, "ALLGATHER", p.splitNanos, p.opEnd, p.transport);
+                    long allgatherStart = p.splitNanos;
+                    if (p.crossHostEndNanos >= 0) {
+                        timeline.span(name, "ALLREDUCE_ACROSS_HOSTS", p.splitNanos, p.crossHostEndNanos, p.transport);
+                        allgatherStart = p.crossHostEndNanos;
+                    }
+                    timeline.span(name, "ALLGATHER", allgatherStart, p.opEnd, p.transport);
                 } else {
                     timeline.span(name, phaseName(type), p.opStart, p.opEnd, p.transport);
                 }

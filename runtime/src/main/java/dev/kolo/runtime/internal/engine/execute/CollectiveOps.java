@@ -44,6 +44,8 @@ public final class CollectiveOps {
         long opEnd;
         /** Where an allreduce's reduce-scatter ended and its allgather began, -1 when not a ring allreduce. */
         long splitNanos = -1;
+        /** Where an allreduce across hosts ended its exchange between hosts and began its allgather, else -1. */
+        long crossHostEndNanos = -1;
         long copyOutStart = -1;
         long copyOutEnd = -1;
         long sentBytes;
@@ -52,7 +54,7 @@ public final class CollectiveOps {
         String transport;
 
         void reset(String transport) {
-            copyInStart = copyInEnd = copyOutStart = copyOutEnd = splitNanos = -1;
+            copyInStart = copyInEnd = copyOutStart = copyOutEnd = splitNanos = crossHostEndNanos = -1;
             sentBytes = receivedBytes = 0;
             this.transport = transport;
         }
@@ -105,6 +107,7 @@ public final class CollectiveOps {
             dataPlane.allreduce(out.data(), 0, (int) lead.numElements(), lead.dtype, op, prescale, postscale);
             phases.opEnd = System.nanoTime();
             phases.splitNanos = dataPlane.lastReduceScatterEndNanos();
+            phases.crossHostEndNanos = dataPlane.lastCrossHostEndNanos();
             ringTraffic(lead.byteSize());
             outputs.add(out);
             return outputs;
@@ -167,6 +170,7 @@ public final class CollectiveOps {
         }
         phases.opEnd = phases.copyOutStart = System.nanoTime();
         phases.splitNanos = dataPlane.lastReduceScatterEndNanos();
+        phases.crossHostEndNanos = dataPlane.lastCrossHostEndNanos();
         ringTraffic(total);
         offset = 0;
         for (int i = 0; i < specs.size(); i++) {
