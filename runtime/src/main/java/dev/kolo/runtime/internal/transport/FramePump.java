@@ -152,10 +152,198 @@ final class FramePump {
         }
     }
 
+    /** The link a lane last touched: the one a failure is blamed on. */
+    private Link laneLink;
+
+    /**
+     * Pumps two lanes at once until one of them completes its schedule (zero units: at once) and returns; the other
+     * keeps its state for the next call. The lanes' links are disjoint, and at most one lane's are mapped memory (a
+     * wait announces itself on one mapped send and one mapped receive, as {@link #run}'s does). A failure abandons
+     * both lanes' schedules.
+     */
+    void runLanes(Lane a, Lane b, long seq) {
+        if (!a.busy() && !b.busy()) {
+            throw new IllegalStateException("neither lane runs a schedule");
+        }
+        if (mapped(a) && mapped(b)) {
+            throw new IllegalArgumentException("at most one lane may run on mapped links");
+        }
+        int crashAfter = crashAfterFrames;
+        long lastProgress = 0;
+        boolean waiting = false;
+        laneLink = a.busy() ? a.recv : b.recv;
+        try {
+            while (true) {
+                if (a.busy() && a.complete()) {
+                    a.finish();
+                    return;
+                }
+                if (b.busy() && b.complete()) {
+                    b.finish();
+                    return;
+                }
+                watch.checkAbort();
+                boolean progressed = a.busy() && step(a, crashAfter, seq);
+                progressed |= b.busy() && step(b, crashAfter, seq);
+                if (progressed) {
+                    waiting = false;
+                } else {
+                    if (!waiting) {
+                        lastProgress = System.nanoTime();
+                        waiting = true;
+                    }
+                    lastProgress = awaitLanes(a, b, lastProgress, seq);
+                }
+            }
+        } catch (IOException e) {
+            abandon(a, b);
+            WorkerLostException named = firstNotice(seq);
+            throw loss.tellPeers(named != null ? named : loss.lostOrAborted(laneLink, e, seq));
+        } catch (WorkerLostException e) { // a protocol error too
+            abandon(a, b);
+            boolean blamesMessenger = !(e instanceof RingProtocolException) && laneLink != null
+                    && e.lostRank() == laneLink.peerRank;
+            WorkerLostException named = blamesMessenger ? firstNotice(seq) : null;
+            throw loss.tellPeers(named != null ? named : e);
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            abandon(a, b);
+            WorkerLostException cause = watch.abortCause;
+            throw cause != null ? PeerLoss.copy(cause) : loss.lost(laneLink, "was closed (" + e + ")", seq, e);
+        } catch (RuntimeException | Error e) {
+            abandon(a, b);
+            throw e;
+        }
+    }
+
+    /**
+     * The rank lost first, from an abort notice on the failed link or on any other link of the generation: with two
+     * lanes, the rank that names the loss may be the one on the other lane (the peer across hosts told of a loss on
+     * its host, while the neighbour within this host only closed its links). Reads a header per link, without waiting.
+     */
+    private WorkerLostException firstNotice(long seq) {
+        WorkerLostException named = loss.noticeOn(laneLink, seq);
+        for (int i = 0; named == null && i < watch.count; i++) {
+            if (watch.links[i] != laneLink) {
+                named = loss.noticeOn(watch.links[i], seq);
+            }
+        }
+        return named;
+    }
+
+    private static boolean mapped(Lane l) {
+        return l.busy() && (l.send != null && l.send.mapped != null || l.recv != null && l.recv.mapped != null);
+    }
+
+    private static void abandon(Lane a, Lane b) {
+        if (a.busy()) {
+            a.abandon();
+        }
+        if (b.busy()) {
+            b.abandon();
+        }
+    }
+
+    /** One turn of a lane's send and receive streams, as {@link #run}'s loop takes them. @return whether it moved */
+    private boolean step(Lane l, int crashAfter, long seq) throws IOException {
+        Schedule s = l.schedule;
+        boolean progressed = false;
+        if (l.sent < s.sendUnits && (l.writing || s.sendReady(l.sent, l.received))) {
+            laneLink = l.send;
+            FrameWriter out = l.send.out;
+            if (!l.writing) {
+                if (l.sent == crashAfter) {
+                    crash.run();
+                }
+                s.beginSend(l.sent, out, generation, seq);
+                l.writing = true;
+            }
+            long n = out.pump(l.send.wire);
+            l.writeBlocked = n == 0;
+            progressed = n > 0;
+            if (!out.busy()) {
+                l.sent++;
+                l.writing = false;
+            }
+        }
+        if (l.received < s.recvUnits) {
+            laneLink = l.recv;
+            FrameReader in = l.recv.in;
+            if (!l.reading) {
+                s.beginRecv(l.received, in);
+                l.reading = true;
+            }
+            long n = in.pump(l.recv.wire);
+            if (n < 0) {
+                throw loss.lost(l.recv, "closed the connection", seq, null);
+            }
+            progressed |= n > 0;
+            if (in.headerComplete()) {
+                int noticed = in.noticedLostRank(generation);
+                if (noticed != Frame.NOT_A_NOTICE) {
+                    throw loss.noticedLoss(l.recv, noticed, seq);
+                }
+                String mismatch = in.check(generation, seq, l.received);
+                if (mismatch != null) {
+                    throw loss.protocolError(l.recv, mismatch);
+                }
+            }
+            if (!in.busy()) {
+                s.received(l.received);
+                in.release();
+                l.received++;
+                l.reading = false;
+                progressed = true;
+            }
+        }
+        return progressed;
+    }
+
+    /** {@link #await} for two lanes: parks until a link either lane waits for is ready, or the deadline passes. */
+    private long awaitLanes(Lane a, Lane b, long lastProgress, long seq) throws IOException {
+        boolean aWrite = a.busy() && a.writing && a.writeBlocked;
+        boolean aRead = a.busy() && a.received < a.schedule.recvUnits;
+        boolean bWrite = b.busy() && b.writing && b.writeBlocked;
+        boolean bRead = b.busy() && b.received < b.schedule.recvUnits;
+        Link as = a.busy() ? a.send : null;
+        Link ar = a.busy() ? a.recv : null;
+        Link bs = b.busy() ? b.send : null;
+        Link br = b.busy() ? b.recv : null;
+        watch.clearInterestExcept(as, ar, bs, br);
+        if (a.busy()) {
+            interest(as, aWrite, ar, aRead);
+        }
+        if (b.busy()) {
+            interest(bs, bWrite, br, bRead);
+        }
+        Link culprit = aWrite ? as : bWrite ? bs : aRead ? ar : bRead ? br : as != null ? as : bs;
+        if (!watch.mapped) {
+            return park(culprit, lastProgress, seq);
+        }
+        Link mappedSend = aWrite && as.mapped != null ? as : bWrite && bs.mapped != null ? bs : null;
+        Link mappedRecv = aRead && ar.mapped != null ? ar : bRead && br.mapped != null ? br : null;
+        boolean socketWait = aWrite && as.mapped == null || aRead && ar.mapped == null || bWrite && bs.mapped == null
+                || bRead && br.mapped == null;
+        return parkMapped(culprit, lastProgress, seq, mappedSend, mappedRecv, socketWait);
+    }
+
     /** Parks until a wanted socket is ready, the deadline passes or the transport is aborted. */
     private long await(Link sendLink, boolean wantWrite, Link recvLink, boolean wantRead, long lastProgress, long seq)
             throws IOException {
         watch.clearInterestExcept(sendLink, recvLink);
+        interest(sendLink, wantWrite, recvLink, wantRead);
+        // Blame the peer we wait for: the right one if it stopped draining our writes, else the left one.
+        Link culprit = wantWrite || recvLink == null ? sendLink : recvLink;
+        if (!watch.mapped) {
+            return park(culprit, lastProgress, seq);
+        }
+        Link mappedSend = wantWrite && sendLink.mapped != null ? sendLink : null;
+        Link mappedRecv = wantRead && recvLink.mapped != null ? recvLink : null;
+        boolean socketWait = wantWrite && mappedSend == null || wantRead && mappedRecv == null;
+        return parkMapped(culprit, lastProgress, seq, mappedSend, mappedRecv, socketWait);
+    }
+
+    /** Sets the interest a wait needs on one schedule's links (they may be the same link). */
+    private static void interest(Link sendLink, boolean wantWrite, Link recvLink, boolean wantRead) {
         if (sendLink == recvLink) {
             sendLink.interest(interestOf(sendLink, wantWrite, wantRead));
         } else {
@@ -166,15 +354,6 @@ final class FramePump {
                 recvLink.interest(interestOf(recvLink, false, wantRead));
             }
         }
-        // Blame the peer we wait for: the right one if it stopped draining our writes, else the left one.
-        Link culprit = wantWrite || recvLink == null ? sendLink : recvLink;
-        if (!watch.mapped) {
-            return park(culprit, lastProgress, seq);
-        }
-        Link mappedSend = wantWrite && sendLink.mapped != null ? sendLink : null;
-        Link mappedRecv = wantRead && recvLink.mapped != null ? recvLink : null;
-        boolean socketWait = wantWrite && mappedSend == null || wantRead && mappedRecv == null;
-        return parkMapped(culprit, lastProgress, seq, mappedSend, mappedRecv, socketWait);
     }
 
     /**

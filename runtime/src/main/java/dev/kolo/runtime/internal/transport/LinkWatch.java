@@ -67,6 +67,16 @@ final class LinkWatch {
         }
     }
 
+    /** {@link #clearInterestExcept(Link, Link)} for the four links of two lanes. */
+    void clearInterestExcept(Link a, Link b, Link c, Link d) {
+        for (int i = 0; i < count; i++) {
+            Link l = links[i];
+            if (l != a && l != b && l != c && l != d) {
+                l.interest(0);
+            }
+        }
+    }
+
     /**
      * @return whether a link the op waits to read from holds bytes in its wire (a TLS record read together
      *         with the previous one). The op's pumps read every such link before they park, so this is a

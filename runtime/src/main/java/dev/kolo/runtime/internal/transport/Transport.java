@@ -84,6 +84,25 @@ public final class Transport {
         }
     }
 
+    /**
+     * Runs two schedules at once on disjoint links until one of them completes ({@link Lane}): an op's phases that
+     * use different links overlap on its one thread, a hierarchical allreduce's ring within the host beside its
+     * exchange across hosts.
+     *
+     * @throws WorkerLostException naming the peer whose connection closed, failed, stalled or misbehaved
+     */
+    public void runLanes(Lane a, Lane b, long seq) {
+        if (!enter()) {
+            checkAbort();
+            throw new WorkerLostException("the data connections of generation " + generation + " are released", -1, null);
+        }
+        try {
+            pump.runLanes(a, b, seq);
+        } finally {
+            exit();
+        }
+    }
+
     /** An op's wait for {@code culprit}'s socket, as the pump waits (for tests of the waits). */
     long park(Link culprit, long lastProgress, long seq) throws IOException {
         return pump.park(culprit, lastProgress, seq);

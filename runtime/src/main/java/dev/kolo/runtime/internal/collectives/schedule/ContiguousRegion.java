@@ -44,8 +44,25 @@ public final class ContiguousRegion extends Region {
         reducer.scale(dtype, view, from, (to - from) / dtype.byteSize(), factor);
     }
 
+    /**
+     * Points this region at {@code other}'s buffer through views of its own, so that a schedule running beside one on
+     * {@code other} moves cursors of its own. The views are made once per buffer (a fusion buffer's: once).
+     */
+    public ContiguousRegion viewsOf(ContiguousRegion other) {
+        if (other.view != source) {
+            source = other.view;
+            sendView = other.view.duplicate().order(other.view.order());
+            view = other.view.duplicate().order(other.view.order());
+        }
+        return this;
+    }
+
+    /** The view {@link #viewsOf} last duplicated. */
+    private ByteBuffer source;
+
     public void clear() {
         sendView = null;
         view = null;
+        source = null;
     }
 }

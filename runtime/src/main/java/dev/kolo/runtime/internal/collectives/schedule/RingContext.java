@@ -20,12 +20,20 @@ public final class RingContext {
     public final int chunkBytes;
 
     public RingContext(Peers peers, Reducer reducer, int chunkBytes) {
+        this(peers, reducer, chunkBytes, peers.transport.staging);
+    }
+
+    /**
+     * @param staging where chunks are received before they are reduced: the transport's, or one of the context's own
+     *        when its schedule runs beside another ring's ({@link dev.kolo.runtime.internal.transport.Lane})
+     */
+    public RingContext(Peers peers, Reducer reducer, int chunkBytes, java.nio.ByteBuffer staging) {
         this.peers = peers;
         this.transport = peers.transport;
         this.left = peers.left;
         this.right = peers.right;
         this.reducer = reducer;
         this.chunkBytes = chunkBytes;
-        this.schedule = new BlockRingSchedule(peers.size, peers.rank, reducer, transport.staging, chunkBytes);
+        this.schedule = new BlockRingSchedule(peers.size, peers.rank, reducer, staging, chunkBytes);
     }
 }

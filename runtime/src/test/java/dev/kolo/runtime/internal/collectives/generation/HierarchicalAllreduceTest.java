@@ -3,10 +3,12 @@ package dev.kolo.runtime.internal.collectives.generation;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.kolo.runtime.DType;
 import dev.kolo.runtime.ReduceOp;
+import dev.kolo.runtime.WorkerLostException;
 import dev.kolo.runtime.internal.collectives.Hierarchy;
 import dev.kolo.runtime.internal.transport.connect.TransportOptions;
 import java.nio.ByteBuffer;
@@ -62,6 +64,8 @@ class HierarchicalAllreduceTest {
                     cases.add(new RingCollectivesTest.Case(ReduceOp.SUM, len, 1.0, 1.0));
                 }
                 cases.add(new RingCollectivesTest.Case(ReduceOp.AVERAGE, 65_537, 0.5, 3.0));
+                cases.add(new RingCollectivesTest.Case(ReduceOp.AVERAGE, 1_000_003, 0.5, 3.0));
+                cases.add(new RingCollectivesTest.Case(ReduceOp.MAX, 1_000_003, 1.0, 1.0));
                 cases.add(new RingCollectivesTest.Case(ReduceOp.MAX, 20_001, 1.0, 1.0));
                 cases.add(new RingCollectivesTest.Case(ReduceOp.MIN, 20_001, 1.0, 2.0));
                 cases.add(new RingCollectivesTest.Case(ReduceOp.PRODUCT, 20_001, 1.0, 1.0));
@@ -89,6 +93,38 @@ class HierarchicalAllreduceTest {
                     RingCollectivesTest.checkAgainstReference(n, t, cs, ByteBuffer.wrap(r0).order(ByteOrder.LITTLE_ENDIAN),
                             0, 0, cs.count());
                 }
+            }
+        }
+    }
+
+    /**
+     * A rank that crashes in a pipelined allreduce (its ring within the host and its exchange across hosts both in
+     * flight on every rank) fails the op on every rank, each naming it, and nothing hangs.
+     */
+    @Test
+    void aRankCrashingMidPipelineFailsTheOpOnEveryRankNamingIt() throws Exception {
+        List<String> hosts = List.of("127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2");
+        try (TestRings c = TestRings.onHosts(hosts, "hier-crash", TransportOptions.builder().chunkBytes(64 * 1024)
+                .build())) {
+            c.form(1, Hierarchy.AUTO);
+            c.rings.get(2).crashAfterFrames(5);
+            long seq = c.nextSeq();
+            int count = 2 << 20; // 8 MiB: eight segments
+            List<Throwable> out = c.onAll((rank, ring) -> {
+                try {
+                    ring.allreduce(seq, Elements.direct(count * 4), DType.FLOAT32, count, ReduceOp.SUM, 1.0, 1.0);
+                    return null;
+                } catch (WorkerLostException e) {
+                    return e;
+                }
+            }, 20);
+            for (int r : new int[] {0, 1, 3}) {
+                WorkerLostException e = assertInstanceOf(WorkerLostException.class, out.get(r), "rank " + r);
+                assertEquals(2, e.lostRank(), "rank " + r + ": " + e.getMessage());
+            }
+            assertInstanceOf(WorkerLostException.class, out.get(2), "the crashed rank");
+            for (GenerationDataPlane ring : c.rings) {
+                assertTrue(ring.isAborted(), "rank " + ring.rank());
             }
         }
     }
