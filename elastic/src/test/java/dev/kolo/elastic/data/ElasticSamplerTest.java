@@ -36,7 +36,8 @@ class ElasticSamplerTest {
 
     @BeforeAll
     static void formJobs() throws Exception {
-        int base = 17000 + 200 * new Random().nextInt(100);
+        // Below the kernel's ephemeral ports (from 32768): a client socket there would occupy a member's port.
+        int base = 17000 + 200 * new Random().nextInt(75);
         // The largest job first, while this JVM holds no other member: fifteen members of five jobs share it.
         for (int np = 5; np >= 1; np--) {
             int port = base + 20 * np;

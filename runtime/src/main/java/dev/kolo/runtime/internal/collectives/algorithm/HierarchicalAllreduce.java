@@ -31,7 +31,7 @@ import java.util.List;
  */
 public final class HierarchicalAllreduce implements Algorithm {
     /** A run of blocks this rank owns, the ranks that own it on the other hosts, and its allreduce among them. */
-    private record Crossing(int from, int to, RingAllreduce ring, RabenseifnerAllreduce rabenseifner, int size) {
+    private record Crossing(int from, int to, Peers owners, RingAllreduce ring, RabenseifnerAllreduce rabenseifner) {
     }
 
     /** Segments of about this many bytes, when a buffer is pipelined. */
@@ -67,8 +67,8 @@ public final class HierarchicalAllreduce implements Algorithm {
             for (int owner : run.owners()) {
                 if (owner == all.rank) {
                     Peers cross = all.subgroup(run.owners());
-                    crossings.add(new Crossing(run.from(), run.to(), new RingAllreduce(new RingContext(cross, reducer,
-                            chunkBytes)), new RabenseifnerAllreduce(cross, reducer), cross.size));
+                    crossings.add(new Crossing(run.from(), run.to(), cross, new RingAllreduce(new RingContext(cross,
+                            reducer, chunkBytes)), new RabenseifnerAllreduce(cross, reducer)));
                 }
             }
         }
@@ -77,9 +77,8 @@ public final class HierarchicalAllreduce implements Algorithm {
             uniform &= h.length == host.length;
         }
         if (uniform) {
-            Peers cross = all.subgroup(layout.runs.get(crossings.get(0).from()).owners());
             ByteBuffer staging = ByteBuffer.allocateDirect(chunkBytes).order(all.staging().order());
-            this.pipelineCross = new RingContext(cross, reducer, chunkBytes, staging);
+            this.pipelineCross = new RingContext(crossings.get(0).owners(), reducer, chunkBytes, staging);
         } else {
             this.pipelineCross = null;
         }
@@ -89,7 +88,11 @@ public final class HierarchicalAllreduce implements Algorithm {
     private final RingContext pipelineCross;
     private final Lane hostLane = new Lane();
     private final Lane crossLane = new Lane();
-    /** The pipelined op's buffer as the exchange across hosts sees it: views of its own. */
+    /**
+     * The pipelined op's buffer as the exchange across hosts sees it: views of its own, kept until the next pipelined
+     * op or the generation's end, as the data plane keeps its views of the last buffer, so a reused buffer (a fusion
+     * buffer, a gradient) costs no allocation per op.
+     */
     private final ContiguousRegion crossRegion = new ContiguousRegion();
 
     /** @return how many segments a buffer of {@code bytes} is pipelined in; under 2: not pipelined */
@@ -132,7 +135,7 @@ public final class HierarchicalAllreduce implements Algorithm {
             crossing.of(d.seq).buffers(null, null, d.region).elements(from, elements, d.dtype).reduce(elementWise, 1.0,
                     finalScale);
             try {
-                if (algorithms.choose(bytes, c.size(), false) == AllreduceAlgorithms.Choice.RABENSEIFNER) {
+                if (algorithms.choose(bytes, c.owners().size, false) == AllreduceAlgorithms.Choice.RABENSEIFNER) {
                     c.rabenseifner().run(crossing);
                 } else {
                     c.ring().run(crossing);
@@ -161,7 +164,7 @@ public final class HierarchicalAllreduce implements Algorithm {
         Crossing c = crossings.get(0);
         int hostRanks = local.peers.size;
         int crossRanks = pipelineCross.peers.size;
-        int nextHostPhase = 0; // 2k: reduce-scatter of segment k; 2k + 1: allgather of segment k (in ORDER)
+        int nextHostPhase = 0; // the host's ring's next phase, in hostPhase's order
         int nextCross = 0;
         int scattered = 0; // segments whose reduce-scatter within the host completed
         int crossed = 0; // segments whose exchange across hosts completed
