@@ -96,14 +96,6 @@ public final class Observability implements AutoCloseable {
         return metrics.enabled() || timeline().enabled() || flight().enabled();
     }
 
-    /**
-     * @return whether something needs each moment of an op read from the clock (the meters or the timeline); the
-     *         flight recorder alone does without for an eager op, whose round's end stands for its start and end
-     */
-    public boolean clocked() {
-        return metrics.enabled() || timeline().enabled();
-    }
-
 
     /** Counts one op of this process set (nothing for the worker's own ops: its collective meters have them). */
     public void processSetOp(OpType op, long nanos, long tensorBytes) {

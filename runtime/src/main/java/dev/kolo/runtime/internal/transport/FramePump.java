@@ -17,6 +17,12 @@ import java.util.function.Consumer;
  */
 final class FramePump {
     private static final Consumer<SelectionKey> IGNORE = k -> { };
+    /**
+     * The time of the last progress while the op is not waiting: the wait's first look at the clock stands for it,
+     * so that the first turn of a wait reads the clock once, not twice. No reading of {@link System#nanoTime} a wait
+     * makes is this value in practice (it is 292 years from any other).
+     */
+    private static final long NOT_WAITING = Long.MIN_VALUE;
 
     private final LinkWatch watch;
     private final PeerLoss loss;
@@ -48,8 +54,7 @@ final class FramePump {
         int crashAfter = crashAfterFrames;
         // The progress deadline and the spin window count from the first look that found nothing to do after the
         // last progress: the clock is read only when the op waits (a reading costs 25 ns; a small op, 1 us).
-        long lastProgress = 0;
-        boolean waiting = false;
+        long lastProgress = NOT_WAITING;
         Link current = recvLink;
         try {
             while (sent < s.sendUnits || received < s.recvUnits) {
@@ -112,12 +117,8 @@ final class FramePump {
                     }
                 }
                 if (progressed) {
-                    waiting = false;
+                    lastProgress = NOT_WAITING;
                 } else {
-                    if (!waiting) {
-                        lastProgress = System.nanoTime();
-                        waiting = true;
-                    }
                     lastProgress = await(sendLink, writing && writeBlocked, recvLink, received < s.recvUnits,
                             lastProgress, seq);
                 }
@@ -169,8 +170,7 @@ final class FramePump {
             throw new IllegalArgumentException("at most one lane may run on mapped links");
         }
         int crashAfter = crashAfterFrames;
-        long lastProgress = 0;
-        boolean waiting = false;
+        long lastProgress = NOT_WAITING;
         laneLink = a.busy() ? a.recv : b.recv;
         try {
             while (true) {
@@ -185,15 +185,7 @@ final class FramePump {
                 watch.checkAbort();
                 boolean progressed = a.busy() && step(a, crashAfter, seq);
                 progressed |= b.busy() && step(b, crashAfter, seq);
-                if (progressed) {
-                    waiting = false;
-                } else {
-                    if (!waiting) {
-                        lastProgress = System.nanoTime();
-                        waiting = true;
-                    }
-                    lastProgress = awaitLanes(a, b, lastProgress, seq);
-                }
+                lastProgress = progressed ? NOT_WAITING : awaitLanes(a, b, lastProgress, seq);
             }
         } catch (IOException e) {
             abandon(a, b);
@@ -377,7 +369,11 @@ final class FramePump {
         if (mappedSend == null && mappedRecv == null) {
             return park(culprit, lastProgress, seq);
         }
-        long waited = System.nanoTime() - lastProgress;
+        long now = System.nanoTime();
+        if (lastProgress == NOT_WAITING) {
+            lastProgress = now;
+        }
+        long waited = now - lastProgress;
         if (idle.poll(waited, socketWait)) {
             return lastProgress; // decided on this one reading of the clock: a park must announce itself first
         }
@@ -418,10 +414,15 @@ final class FramePump {
      * is ready, the progress deadline passes or the transport is aborted.
      *
      * @param culprit the link to blame when nothing moves before the deadline
-     * @return {@code lastProgress}, unchanged
+     * @param lastProgress when the wait started, or {@link #NOT_WAITING} on its first turn
+     * @return when the wait started: {@code lastProgress}, or this turn's reading of the clock on the first
      */
     long park(Link culprit, long lastProgress, long seq) throws IOException {
-        long waited = System.nanoTime() - lastProgress;
+        long now = System.nanoTime();
+        if (lastProgress == NOT_WAITING) {
+            lastProgress = now;
+        }
+        long waited = now - lastProgress;
         if (idle.poll(waited, true)) {
             return lastProgress;
         }
